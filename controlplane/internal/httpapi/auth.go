@@ -1,0 +1,126 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"shortlink.dev/controlplane/internal/ratelimit"
+	"shortlink.dev/shared/clientip"
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/workspace"
+)
+
+// principal is who a request acts for: an API key of a workspace.
+type principal struct {
+	Workspace *workspace.Workspace
+	Key       *workspace.APIKey
+}
+
+func principalOf(ctx context.Context) *principal {
+	p, _ := ctx.Value(principalKey).(*principal)
+	return p
+}
+
+func rateOf(ctx context.Context) (ratelimit.Result, bool) {
+	r, ok := ctx.Value(rateKey).(ratelimit.Result)
+	return r, ok
+}
+
+// guard identifies the caller and counts the request against its rate limit:
+// the workspace's plan rate for a valid key, the free rate per client IP for
+// everyone else (public endpoints and requests with a bad key). Every response
+// below it carries the X-RateLimit-* headers. A request with a key that is not
+// valid is answered 401 here; one with no key goes on, for public routes, and
+// routes that need a key refuse it with need().
+func (a *API) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		p, authErr := a.identify(ctx, r.Header.Get("Authorization"))
+
+		key, limit := "ip:"+a.clientIP(r).String(), a.cfg.RateLimit(workspace.Free)
+		if p != nil {
+			key, limit = "ws:"+p.Workspace.ID, a.cfg.RateLimit(p.Workspace.Plan)
+		}
+		res, err := a.limiter.Allow(ctx, key, limit)
+		if err != nil {
+			// A limiter that cannot count (Redis down) must not take the API down.
+			a.log.WarnContext(ctx, "rate limiter unavailable; request allowed", "err", err)
+			res = ratelimit.Result{Allowed: true, Limit: limit, Remaining: limit}
+		}
+		h := w.Header()
+		h.Set("X-RateLimit-Limit", strconv.Itoa(res.Limit))
+		h.Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(res.Reset.Unix(), 10))
+		if !res.Allowed {
+			retry := res.RetryAfter(a.now())
+			h.Set("Retry-After", strconv.Itoa(retry))
+			a.writeError(w, r, fault.New(fault.RateLimited, "rate limit of %d requests per minute exceeded; retry in %d s", res.Limit, retry))
+			return
+		}
+		if authErr != nil {
+			a.writeError(w, r, authErr)
+			return
+		}
+		ctx = context.WithValue(ctx, rateKey, res)
+		if p != nil {
+			ctx = context.WithValue(ctx, principalKey, p)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// identify returns the principal of an Authorization header: nil without a
+// header, an UNAUTHORIZED error for a malformed or unknown key.
+func (a *API) identify(ctx context.Context, header string) (*principal, error) {
+	if header == "" {
+		return nil, nil
+	}
+	scheme, token, ok := strings.Cut(header, " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return nil, fault.New(fault.Unauthorized, "the Authorization header must be: Bearer <API key>")
+	}
+	k, err := a.store.APIKeyByHash(ctx, workspace.HashKey(token))
+	if fault.Is(err, fault.NotFound) {
+		return nil, fault.New(fault.Unauthorized, "invalid API key")
+	}
+	if err != nil {
+		return nil, err
+	}
+	ws, err := a.store.GetWorkspace(ctx, k.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	return &principal{Workspace: ws, Key: k}, nil
+}
+
+// need lets a request through only with a key that holds perm.
+func (a *API) need(perm workspace.Permission) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p := principalOf(r.Context())
+			if p == nil {
+				a.writeError(w, r, fault.New(fault.Unauthorized, "missing API key; send Authorization: Bearer <API key>"))
+				return
+			}
+			if !p.Key.Has(perm) {
+				a.writeError(w, r, fault.New(fault.Forbidden, "this API key lacks the %s permission", perm))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// clientIP is the request's client address; X-Forwarded-For counts only from
+// SHORTLINK_TRUSTED_PROXIES.
+func (a *API) clientIP(r *http.Request) netip.Addr {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.IPv6Unspecified()
+	}
+	return clientip.Resolve(ap.Addr(), r.Header.Get("X-Forwarded-For"), a.cfg.TrustedProxies)
+}

@@ -1,0 +1,96 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-chi/chi/v5"
+
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/workspace"
+)
+
+// keyJSON is an API key as listed; the value is never shown again.
+type keyJSON struct {
+	ID          string                 `json:"id"`
+	Name        string                 `json:"name"`
+	Key         string                 `json:"key,omitempty"`
+	Permissions []workspace.Permission `json:"permissions"`
+	CreatedAt   apiTime                `json:"createdAt"`
+}
+
+func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
+	var fe fault.FieldErrors
+	p := parsePage(r, &fe)
+	if err := fe.Err(); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	keys, total, err := a.store.ListAPIKeys(r.Context(), principalOf(r.Context()).Workspace.ID, p.offset(), p.PerPage)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	out := make([]keyJSON, len(keys))
+	for i, k := range keys {
+		out[i] = keyJSON{ID: k.ID, Name: k.Name, Permissions: k.Permissions, CreatedAt: apiTime(k.CreatedAt)}
+	}
+	writeList(w, out, p, total)
+}
+
+type keyInput struct {
+	Name        *string   `json:"name"`
+	Permissions *[]string `json:"permissions"`
+}
+
+// createKey makes a key of the caller's workspace. A key cannot hand out a
+// permission it does not hold itself (403), so keys:write is no way up.
+func (a *API) createKey(w http.ResponseWriter, r *http.Request) {
+	var in keyInput
+	if err := decodeJSON(r, &in); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	var fe fault.FieldErrors
+	name := ""
+	if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
+		fe.Add(fault.Validation, "name", "is required")
+	} else if name = strings.TrimSpace(*in.Name); utf8.RuneCountInString(name) > 100 {
+		fe.Add(fault.Validation, "name", "must be at most 100 characters")
+	}
+	var perms []workspace.Permission
+	if in.Permissions == nil || len(*in.Permissions) == 0 {
+		fe.Add(fault.Validation, "permissions", "must list at least one permission")
+	} else {
+		var err error
+		if perms, err = workspace.ParsePermissions(*in.Permissions); err != nil {
+			fe.Add(fault.Validation, "permissions", err.Error())
+		}
+	}
+	if err := fe.Err(); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	p := principalOf(r.Context())
+	for _, perm := range perms {
+		if !p.Key.Has(perm) {
+			a.writeError(w, r, fault.New(fault.Forbidden, "this API key cannot grant %s, which it does not hold", perm))
+			return
+		}
+	}
+	k, value := workspace.NewAPIKey(p.Workspace.ID, name, perms, a.now())
+	if err := a.store.CreateAPIKey(r.Context(), k); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusCreated, keyJSON{ID: k.ID, Name: k.Name, Key: value, Permissions: k.Permissions, CreatedAt: apiTime(k.CreatedAt)})
+}
+
+func (a *API) deleteKey(w http.ResponseWriter, r *http.Request) {
+	if err := a.store.DeleteAPIKey(r.Context(), principalOf(r.Context()).Workspace.ID, chi.URLParam(r, "id")); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,156 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"shortlink.dev/controlplane/internal/links"
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/link"
+)
+
+// linkJSON is the full link record (CONTRACT §4).
+type linkJSON struct {
+	ID             string            `json:"id"`
+	ShortURL       string            `json:"shortUrl"`
+	DestinationURL string            `json:"destinationUrl"`
+	Slug           string            `json:"slug"`
+	Domain         string            `json:"domain"`
+	Title          *string           `json:"title"`
+	Description    *string           `json:"description"`
+	Tags           []string          `json:"tags"`
+	HasPassword    bool              `json:"hasPassword"`
+	ExpiresAt      *apiTime          `json:"expiresAt"`
+	ExpiredURL     *string           `json:"expiredUrl"`
+	ClickLimit     *int64            `json:"clickLimit"`
+	ClickCount     int64             `json:"clickCount"`
+	GeoTargets     map[string]string `json:"geoTargets"`
+	DeviceTargets  map[string]string `json:"deviceTargets"`
+	IOSURL         *string           `json:"iosUrl"`
+	AndroidURL     *string           `json:"androidUrl"`
+	UTMSource      *string           `json:"utmSource"`
+	UTMMedium      *string           `json:"utmMedium"`
+	UTMCampaign    *string           `json:"utmCampaign"`
+	UTMTerm        *string           `json:"utmTerm"`
+	UTMContent     *string           `json:"utmContent"`
+	IsArchived     bool              `json:"isArchived"`
+	LastClickedAt  *apiTime          `json:"lastClickedAt"`
+	CreatedAt      apiTime           `json:"createdAt"`
+	UpdatedAt      apiTime           `json:"updatedAt"`
+}
+
+func (a *API) linkJSON(l *link.Link) linkJSON {
+	tags := l.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return linkJSON{
+		ID: l.ID, ShortURL: a.cfg.ShortURL(l.Domain, l.Slug), DestinationURL: l.DestinationURL,
+		Slug: l.Slug, Domain: l.Domain, Title: l.Title, Description: l.Description, Tags: tags,
+		HasPassword: l.PasswordHash != "", ExpiresAt: timeOrNil(l.ExpiresAt), ExpiredURL: l.ExpiredURL,
+		ClickLimit: l.ClickLimit, ClickCount: l.ClickCount, GeoTargets: nilIfEmpty(l.GeoTargets),
+		DeviceTargets: nilIfEmpty(l.DeviceTargets), IOSURL: l.IOSURL, AndroidURL: l.AndroidURL,
+		UTMSource: l.UTM.Source, UTMMedium: l.UTM.Medium, UTMCampaign: l.UTM.Campaign,
+		UTMTerm: l.UTM.Term, UTMContent: l.UTM.Content, IsArchived: l.IsArchived,
+		LastClickedAt: timeOrNil(l.LastClickedAt), CreatedAt: apiTime(l.CreatedAt), UpdatedAt: apiTime(l.UpdatedAt),
+	}
+}
+
+func nilIfEmpty(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+func (a *API) createLink(w http.ResponseWriter, r *http.Request) {
+	var in links.Input
+	if err := decodeJSON(r, &in); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	p := principalOf(r.Context())
+	l, err := a.links.Create(r.Context(), p.Workspace, p.Key.ID, in)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusCreated, a.linkJSON(l))
+}
+
+func (a *API) getLink(w http.ResponseWriter, r *http.Request) {
+	l, err := a.links.Get(r.Context(), principalOf(r.Context()).Workspace, chi.URLParam(r, "id"))
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, a.linkJSON(l))
+}
+
+func (a *API) updateLink(w http.ResponseWriter, r *http.Request) {
+	var in links.Input
+	if err := decodeJSON(r, &in); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	l, err := a.links.Update(r.Context(), principalOf(r.Context()).Workspace, chi.URLParam(r, "id"), in)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, a.linkJSON(l))
+}
+
+func (a *API) deleteLink(w http.ResponseWriter, r *http.Request) {
+	if _, err := a.links.Archive(r.Context(), principalOf(r.Context()).Workspace, chi.URLParam(r, "id")); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (a *API) listLinks(w http.ResponseWriter, r *http.Request) {
+	var fe fault.FieldErrors
+	p := parsePage(r, &fe)
+	q := r.URL.Query()
+	f := link.Filter{
+		WorkspaceID: principalOf(r.Context()).Workspace.ID,
+		Search:      q.Get("search"),
+		Domain:      q.Get("domain"),
+		Tag:         q.Get("tag"),
+		Sort:        link.SortCreated,
+		Offset:      p.offset(),
+		Limit:       p.PerPage,
+	}
+	if v := q.Get("archived"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			fe.Add(fault.Validation, "archived", "must be true or false")
+		}
+		f.Archived = b
+	}
+	if v := q.Get("sort"); v != "" {
+		switch s := link.Sort(v); s {
+		case link.SortCreated, link.SortClicks, link.SortUpdated:
+			f.Sort = s
+		default:
+			fe.Add(fault.Validation, "sort", "must be created, clicks or updated")
+		}
+	}
+	if err := fe.Err(); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	list, total, err := a.links.List(r.Context(), f)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	out := make([]linkJSON, len(list))
+	for i, l := range list {
+		out[i] = a.linkJSON(l)
+	}
+	writeList(w, out, p, total)
+}

@@ -1,0 +1,138 @@
+// Package httpapi is the control plane's REST API under /api/v1 (chi): the
+// envelope and error mapping, authentication and rate limits, and a handler per
+// route that decodes, calls a service and encodes. Every route is registered in
+// this file.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"shortlink.dev/controlplane/internal/links"
+	"shortlink.dev/controlplane/internal/ratelimit"
+	"shortlink.dev/shared/config"
+	"shortlink.dev/shared/domain"
+	"shortlink.dev/shared/link"
+	"shortlink.dev/shared/workspace"
+)
+
+// Store is everything the API keeps.
+type Store interface {
+	link.Store
+	workspace.Store
+	domain.Store
+	Ping(ctx context.Context) error
+}
+
+// Options wires the API.
+type Options struct {
+	Config  *config.Config
+	Store   Store
+	Limiter ratelimit.Limiter
+	Logger  *slog.Logger
+	// Registry receives the API's metrics and is served at /metrics.
+	Registry *prometheus.Registry
+	// Clicks counts clicks for /usage; nil counts none.
+	Clicks ClickCounter
+}
+
+// API is the control plane's HTTP API.
+type API struct {
+	cfg     *config.Config
+	store   Store
+	links   *links.Service
+	limiter ratelimit.Limiter
+	clicks  ClickCounter
+	log     *slog.Logger
+	metrics *metrics
+	reg     *prometheus.Registry
+	now     func() time.Time
+	router  chi.Router
+}
+
+// New returns the API.
+func New(o Options) *API {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	if o.Limiter == nil {
+		o.Limiter = ratelimit.NewMemory()
+	}
+	a := &API{
+		cfg:     o.Config,
+		store:   o.Store,
+		links:   links.New(o.Store, o.Config),
+		limiter: o.Limiter,
+		clicks:  o.Clicks,
+		log:     o.Logger,
+		metrics: newMetrics(o.Registry),
+		reg:     o.Registry,
+		now:     time.Now,
+	}
+	a.router = a.routes()
+	return a
+}
+
+// ServeHTTP implements http.Handler.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.router.ServeHTTP(w, r) }
+
+func (a *API) routes() chi.Router {
+	r := chi.NewRouter()
+	r.Use(withRequestID, a.metrics.measure, a.accessLog, a.recoverPanics, limitBody)
+	r.NotFound(notFound(a))
+	r.MethodNotAllowed(methodNotAllowed(a))
+
+	r.Get("/healthz", a.healthz)
+	r.Get("/readyz", a.readyz)
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
+
+	r.Route("/api/v1", func(r chi.Router) {
+		r.Use(a.guard)
+		// chi answers unmatched paths of a sub-router with the sub-router's own
+		// handlers, so they are set again to keep the envelope.
+		r.NotFound(notFound(a))
+		r.MethodNotAllowed(methodNotAllowed(a))
+
+		r.With(a.need(workspace.LinksWrite)).Post("/links", a.createLink)
+		r.With(a.need(workspace.LinksRead)).Get("/links", a.listLinks)
+		r.With(a.need(workspace.LinksRead)).Get("/links/{id}", a.getLink)
+		r.With(a.need(workspace.LinksWrite)).Patch("/links/{id}", a.updateLink)
+		r.With(a.need(workspace.LinksWrite)).Delete("/links/{id}", a.deleteLink)
+
+		r.With(a.need(workspace.KeysWrite)).Get("/api-keys", a.listKeys)
+		r.With(a.need(workspace.KeysWrite)).Post("/api-keys", a.createKey)
+		r.With(a.need(workspace.KeysWrite)).Delete("/api-keys/{id}", a.deleteKey)
+
+		r.With(a.need(workspace.UsageRead)).Get("/usage", a.usage)
+	})
+	return r
+}
+
+// Handle registers an extra route below the API's middleware (tests use it).
+func (a *API) Handle(method, pattern string, h http.HandlerFunc) {
+	a.router.Method(method, pattern, h)
+}
+
+func (a *API) healthz(w http.ResponseWriter, r *http.Request) {
+	writeData(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := a.store.Ping(ctx); err != nil {
+		a.log.WarnContext(ctx, "not ready", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, envelope{Success: false, Data: map[string]string{"status": "store unreachable"}})
+		return
+	}
+	writeData(w, http.StatusOK, map[string]string{"status": "ready"})
+}

@@ -1,0 +1,74 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// ClickCounter counts a workspace's clicks since a time. The analytics plane
+// implements it; without one, clicks.thisPeriod is 0.
+type ClickCounter interface {
+	ClicksSince(ctx context.Context, workspaceID string, since time.Time) (int64, error)
+}
+
+type usageJSON struct {
+	Plan   string `json:"plan"`
+	Period struct {
+		Start apiTime `json:"start"`
+		End   apiTime `json:"end"`
+	} `json:"period"`
+	Links struct {
+		Used  int  `json:"used"`
+		Limit *int `json:"limit"`
+	} `json:"links"`
+	Clicks struct {
+		ThisPeriod int64 `json:"thisPeriod"`
+	} `json:"clicks"`
+	Domains   int `json:"domains"`
+	QRCodes   int `json:"qrCodes"`
+	Galleries int `json:"galleries"`
+	Webhooks  int `json:"webhooks"`
+	RateLimit struct {
+		Limit     int   `json:"limit"`
+		Remaining int   `json:"remaining"`
+		Reset     int64 `json:"reset"`
+	} `json:"rateLimit"`
+}
+
+// usage answers GET /usage (CONTRACT §10). The period is the calendar month, UTC.
+// Saved QR codes, galleries and webhooks do not exist yet in this version, so
+// their counts are 0 until those resources land.
+func (a *API) usage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	ws := principalOf(ctx).Workspace
+	var u usageJSON
+	u.Plan = string(ws.Plan)
+	now := a.now().UTC()
+	start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	u.Period.Start, u.Period.End = apiTime(start), apiTime(start.AddDate(0, 1, 0))
+
+	used, err := a.store.CountActiveLinks(ctx, ws.ID)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	u.Links.Used = used
+	if limit := a.cfg.LinkLimit(ws.Plan); limit >= 0 {
+		u.Links.Limit = &limit
+	}
+	if a.clicks != nil {
+		if u.Clicks.ThisPeriod, err = a.clicks.ClicksSince(ctx, ws.ID, start); err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+	}
+	if u.Domains, err = a.store.CountDomains(ctx, ws.ID); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	if res, ok := rateOf(ctx); ok {
+		u.RateLimit.Limit, u.RateLimit.Remaining, u.RateLimit.Reset = res.Limit, res.Remaining, res.Reset.Unix()
+	}
+	writeData(w, http.StatusOK, u)
+}

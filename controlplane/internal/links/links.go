@@ -1,0 +1,392 @@
+// Package links is the control plane's link service: it validates input,
+// applies plan limits, hashes passwords and keeps links in the store.
+package links
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/alexedwards/argon2id"
+
+	"shortlink.dev/shared/config"
+	"shortlink.dev/shared/domain"
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/id"
+	"shortlink.dev/shared/link"
+	"shortlink.dev/shared/patch"
+	"shortlink.dev/shared/workspace"
+)
+
+// Input is the body of POST /links and PATCH /links/:id (spec §2.2, CONTRACT §4).
+// On create an absent or null field takes its default; on update an absent field
+// keeps its value and null clears it.
+type Input struct {
+	DestinationURL patch.Field[string]            `json:"destinationUrl"`
+	Slug           patch.Field[string]            `json:"slug"`
+	Domain         patch.Field[string]            `json:"domain"`
+	Title          patch.Field[string]            `json:"title"`
+	Description    patch.Field[string]            `json:"description"`
+	Tags           patch.Field[[]string]          `json:"tags"`
+	Password       patch.Field[string]            `json:"password"`
+	ExpiresAt      patch.Field[time.Time]         `json:"expiresAt"`
+	ExpiredURL     patch.Field[string]            `json:"expiredUrl"`
+	ClickLimit     patch.Field[int64]             `json:"clickLimit"`
+	GeoTargets     patch.Field[map[string]string] `json:"geoTargets"`
+	DeviceTargets  patch.Field[map[string]string] `json:"deviceTargets"`
+	IOSURL         patch.Field[string]            `json:"iosUrl"`
+	AndroidURL     patch.Field[string]            `json:"androidUrl"`
+	UTMSource      patch.Field[string]            `json:"utmSource"`
+	UTMMedium      patch.Field[string]            `json:"utmMedium"`
+	UTMCampaign    patch.Field[string]            `json:"utmCampaign"`
+	UTMTerm        patch.Field[string]            `json:"utmTerm"`
+	UTMContent     patch.Field[string]            `json:"utmContent"`
+	// IsArchived is accepted on update only.
+	IsArchived patch.Field[bool] `json:"isArchived"`
+}
+
+// Store is what the service needs of storage.
+type Store interface {
+	link.Store
+	WorkspaceDomain(ctx context.Context, workspaceID, name string) (*domain.Domain, error)
+	IsVerifiedDomain(ctx context.Context, name string) (bool, error)
+}
+
+// Service manages links.
+type Service struct {
+	Store  Store
+	Config *config.Config
+	// Now is the clock; tests may replace it.
+	Now func() time.Time
+}
+
+// New returns a link service.
+func New(st Store, cfg *config.Config) *Service {
+	return &Service{Store: st, Config: cfg, Now: time.Now}
+}
+
+// passwordParams follow OWASP's argon2id minimum (19 MiB, 2 passes): a hash
+// costs a few tens of milliseconds, cheap for one redirect and dear for a guesser.
+var passwordParams = &argon2id.Params{Memory: 19 * 1024, Iterations: 2, Parallelism: 1, SaltLength: 16, KeyLength: 32}
+
+// Create validates in and stores a new link of the workspace, created by keyID.
+func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, keyID string, in Input) (*link.Link, error) {
+	if in.IsArchived.Set {
+		return nil, fault.Field(fault.Validation, "isArchived", "unknown field on create; archive a link with PATCH or DELETE")
+	}
+	now := s.now()
+	l := &link.Link{
+		ID:          id.New(id.Link),
+		WorkspaceID: ws.ID,
+		Domain:      s.Config.DefaultDomain,
+		Tags:        []string{},
+		CreatedAt:   now,
+		UpdatedAt:   now,
+		CreatedBy:   keyID,
+	}
+	if err := s.apply(ctx, l, &in, true); err != nil {
+		return nil, err
+	}
+	generated := !in.Slug.HasValue()
+	for attempt := 0; ; attempt++ {
+		if generated {
+			l.Slug = id.Slug()
+		}
+		err := s.Store.CreateLink(ctx, l, s.Config.LinkLimit(ws.Plan))
+		// A generated slug that collides is drawn again; 62^7 makes a second
+		// collision practically impossible, so a few tries are plenty.
+		if generated && fault.Is(err, fault.SlugExists) && attempt < 5 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
+	}
+}
+
+// Get returns the workspace's link.
+func (s *Service) Get(ctx context.Context, ws *workspace.Workspace, linkID string) (*link.Link, error) {
+	return s.Store.GetLink(ctx, ws.ID, linkID)
+}
+
+// Update applies in to the workspace's link.
+func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, linkID string, in Input) (*link.Link, error) {
+	l, err := s.Store.GetLink(ctx, ws.ID, linkID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.apply(ctx, l, &in, false); err != nil {
+		return nil, err
+	}
+	if in.IsArchived.Null {
+		return nil, fault.Field(fault.Validation, "isArchived", "must be true or false")
+	}
+	if in.IsArchived.Set {
+		l.IsArchived = in.IsArchived.V
+	}
+	l.UpdatedAt = s.now()
+	if err := s.Store.UpdateLink(ctx, l, s.Config.LinkLimit(ws.Plan)); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Archive archives the workspace's link (DELETE /links/:id): it stops
+// redirecting at once and can be restored with PATCH isArchived false.
+func (s *Service) Archive(ctx context.Context, ws *workspace.Workspace, linkID string) (*link.Link, error) {
+	l, err := s.Store.GetLink(ctx, ws.ID, linkID)
+	if err != nil {
+		return nil, err
+	}
+	if l.IsArchived {
+		return l, nil
+	}
+	l.IsArchived = true
+	l.UpdatedAt = s.now()
+	if err := s.Store.UpdateLink(ctx, l, -1); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// List returns a page of the workspace's links and the total that match.
+func (s *Service) List(ctx context.Context, f link.Filter) ([]*link.Link, int, error) {
+	return s.Store.ListLinks(ctx, f)
+}
+
+func (s *Service) now() time.Time {
+	return s.Now().UTC().Truncate(time.Microsecond)
+}
+
+// apply validates every field present in in and sets it on l. It reports all
+// field errors at once; the error's code is the first specific one (INVALID_URL,
+// SLUG_RESERVED, PASSWORD_TOO_SHORT, INVALID_EXPIRATION) or VALIDATION_ERROR.
+func (s *Service) apply(ctx context.Context, l *link.Link, in *Input, creating bool) error {
+	var fe fault.FieldErrors
+
+	if in.Domain.Set {
+		if in.Domain.Null {
+			l.Domain = s.Config.DefaultDomain
+		} else if d, err := s.checkDomain(ctx, l.WorkspaceID, in.Domain.V, &fe); err != nil {
+			return err
+		} else if d != "" {
+			l.Domain = d
+		}
+	}
+
+	isShort := func(host string) bool { return s.isShortDomain(ctx, host) }
+	switch {
+	case in.DestinationURL.HasValue():
+		if why := link.CheckDestination(in.DestinationURL.V, isShort); why != "" {
+			fe.Add(fault.InvalidURL, "destinationUrl", why)
+		}
+		l.DestinationURL = in.DestinationURL.V
+	case in.DestinationURL.Null || creating:
+		fe.Add(fault.Validation, "destinationUrl", "is required")
+	}
+
+	if in.Slug.Set {
+		switch {
+		case in.Slug.Null:
+			if !creating {
+				fe.Add(fault.Validation, "slug", "cannot be removed")
+			}
+		case link.IsReservedSlug(in.Slug.V):
+			fe.Add(fault.SlugReserved, "slug", "is reserved")
+		case !link.ValidSlug(in.Slug.V):
+			fe.Add(fault.Validation, "slug", "must be 1 to 64 characters of A-Z, a-z, 0-9, - and _")
+		default:
+			l.Slug = in.Slug.V
+		}
+	}
+
+	setText(&l.Title, in.Title, link.MaxTitleLen, "title", &fe)
+	setText(&l.Description, in.Description, link.MaxDescLen, "description", &fe)
+
+	if in.Tags.Set {
+		l.Tags = cleanTags(in.Tags.V, &fe)
+	}
+
+	if in.Password.Set {
+		switch {
+		case in.Password.Null:
+			l.PasswordHash = ""
+		case !link.PasswordLongEnough(in.Password.V):
+			fe.Add(fault.PasswordTooShort, "password", fmt.Sprintf("must be at least %d characters", link.MinPasswordLen))
+		case utf8.RuneCountInString(in.Password.V) > link.MaxPasswordLen:
+			fe.Add(fault.Validation, "password", fmt.Sprintf("must be at most %d characters", link.MaxPasswordLen))
+		default:
+			h, err := argon2id.CreateHash(in.Password.V, passwordParams)
+			if err != nil {
+				return fmt.Errorf("hash password: %w", err)
+			}
+			l.PasswordHash = h
+		}
+	}
+
+	if in.ExpiresAt.Set {
+		if in.ExpiresAt.Null {
+			l.ExpiresAt = nil
+		} else if t := in.ExpiresAt.V.UTC().Truncate(time.Microsecond); !t.After(s.now()) {
+			fe.Add(fault.InvalidExpiration, "expiresAt", "must be in the future")
+		} else {
+			l.ExpiresAt = &t
+		}
+	}
+
+	setURL(&l.ExpiredURL, in.ExpiredURL, "expiredUrl", link.CheckTargetURL, &fe)
+	setURL(&l.IOSURL, in.IOSURL, "iosUrl", link.CheckAppURL, &fe)
+	setURL(&l.AndroidURL, in.AndroidURL, "androidUrl", link.CheckAppURL, &fe)
+
+	if in.ClickLimit.Set {
+		if in.ClickLimit.Null {
+			l.ClickLimit = nil
+		} else if in.ClickLimit.V < 1 {
+			fe.Add(fault.Validation, "clickLimit", "must be a whole number of at least 1")
+		} else {
+			v := in.ClickLimit.V
+			l.ClickLimit = &v
+		}
+	}
+
+	targetURL := func(u string) string {
+		if why := link.CheckDestination(u, isShort); why != "" {
+			return why
+		}
+		return ""
+	}
+	setTargets(&l.GeoTargets, in.GeoTargets, "geoTargets", link.ValidCountry,
+		"keys must be upper-case ISO 3166-1 alpha-2 country codes", targetURL, &fe)
+	setTargets(&l.DeviceTargets, in.DeviceTargets, "deviceTargets", link.ValidDeviceKind,
+		"keys must be mobile, tablet or desktop", targetURL, &fe)
+
+	setText(&l.UTM.Source, in.UTMSource, link.MaxUTMLen, "utmSource", &fe)
+	setText(&l.UTM.Medium, in.UTMMedium, link.MaxUTMLen, "utmMedium", &fe)
+	setText(&l.UTM.Campaign, in.UTMCampaign, link.MaxUTMLen, "utmCampaign", &fe)
+	setText(&l.UTM.Term, in.UTMTerm, link.MaxUTMLen, "utmTerm", &fe)
+	setText(&l.UTM.Content, in.UTMContent, link.MaxUTMLen, "utmContent", &fe)
+
+	return fe.Err()
+}
+
+// checkDomain returns the stored name of the domain a link asks for: the
+// default domain, or a verified custom domain of the workspace.
+func (s *Service) checkDomain(ctx context.Context, workspaceID, name string, fe *fault.FieldErrors) (string, error) {
+	name = strings.ToLower(strings.TrimSpace(name))
+	if name == "" || name == s.Config.DefaultDomain {
+		return s.Config.DefaultDomain, nil
+	}
+	d, err := s.Store.WorkspaceDomain(ctx, workspaceID, name)
+	if fault.Is(err, fault.NotFound) {
+		fe.Add(fault.Validation, "domain", "is not a domain of this workspace; add it with POST /domains first")
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if !d.Verified {
+		fe.Add(fault.DomainNotVerified, "domain", "is not verified yet; verify it with POST /domains/:id/verify")
+		return "", nil
+	}
+	return d.Name, nil
+}
+
+// isShortDomain reports whether a URL host is one of this service's short
+// domains, so that a link to it would loop.
+func (s *Service) isShortDomain(ctx context.Context, host string) bool {
+	if link.SameHost(host, s.Config.DefaultDomain) {
+		return true
+	}
+	ok, err := s.Store.IsVerifiedDomain(ctx, host)
+	return err == nil && ok
+}
+
+func setText(dst **string, f patch.Field[string], max int, name string, fe *fault.FieldErrors) {
+	if !f.Set {
+		return
+	}
+	if f.Null {
+		*dst = nil
+		return
+	}
+	if utf8.RuneCountInString(f.V) > max {
+		fe.Add(fault.Validation, name, fmt.Sprintf("must be at most %d characters", max))
+		return
+	}
+	if !utf8.ValidString(f.V) {
+		fe.Add(fault.Validation, name, "must be valid UTF-8")
+		return
+	}
+	v := f.V
+	*dst = &v
+}
+
+func setURL(dst **string, f patch.Field[string], name string, check func(string) string, fe *fault.FieldErrors) {
+	if !f.Set {
+		return
+	}
+	if f.Null {
+		*dst = nil
+		return
+	}
+	if why := check(f.V); why != "" {
+		fe.Add(fault.Validation, name, why)
+		return
+	}
+	v := f.V
+	*dst = &v
+}
+
+func setTargets(dst *map[string]string, f patch.Field[map[string]string], name string,
+	validKey func(string) bool, keyRule string, checkURL func(string) string, fe *fault.FieldErrors) {
+	if !f.Set {
+		return
+	}
+	if f.Null || len(f.V) == 0 {
+		*dst = nil
+		return
+	}
+	if len(f.V) > link.MaxTargets {
+		fe.Add(fault.Validation, name, fmt.Sprintf("must have at most %d entries", link.MaxTargets))
+		return
+	}
+	for k, u := range f.V {
+		if !validKey(k) {
+			fe.Add(fault.Validation, name, fmt.Sprintf("%s (got %q)", keyRule, k))
+			return
+		}
+		if why := checkURL(u); why != "" {
+			fe.Add(fault.Validation, name, fmt.Sprintf("target of %s %s", k, why))
+			return
+		}
+	}
+	*dst = f.V
+}
+
+// cleanTags trims tags, drops duplicates and checks their number and length.
+func cleanTags(in []string, fe *fault.FieldErrors) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, t := range in {
+		t = strings.TrimSpace(t)
+		switch {
+		case t == "":
+			fe.Add(fault.Validation, "tags", "must not contain empty tags")
+			return nil
+		case utf8.RuneCountInString(t) > link.MaxTagLen || !utf8.ValidString(t):
+			fe.Add(fault.Validation, "tags", fmt.Sprintf("each tag must be valid text of at most %d characters", link.MaxTagLen))
+			return nil
+		case !seen[t]:
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	if len(out) > link.MaxTags {
+		fe.Add(fault.Validation, "tags", fmt.Sprintf("must have at most %d tags", link.MaxTags))
+		return nil
+	}
+	return out
+}

@@ -1,0 +1,47 @@
+// Package clientip finds a request's client address. X-Forwarded-For is believed
+// only as far as it was written by trusted proxies: walking it from the right,
+// the first address that is not a trusted proxy is the client.
+package clientip
+
+import (
+	"net/netip"
+	"strings"
+)
+
+// Resolve returns the client address of a request that arrived from remote with
+// the given X-Forwarded-For header value. Without trusted proxies, or when remote
+// is not one of them, remote is the client.
+func Resolve(remote netip.Addr, xff string, trusted []netip.Prefix) netip.Addr {
+	remote = remote.Unmap()
+	if len(trusted) == 0 || xff == "" || !isTrusted(remote, trusted) {
+		return remote
+	}
+	client := remote
+	for xff != "" {
+		var part string
+		if i := strings.LastIndexByte(xff, ','); i >= 0 {
+			part, xff = xff[i+1:], xff[:i]
+		} else {
+			part, xff = xff, ""
+		}
+		a, err := netip.ParseAddr(strings.TrimSpace(part))
+		if err != nil {
+			// A malformed hop: stop at the last address we could trust.
+			return client
+		}
+		client = a.Unmap()
+		if !isTrusted(client, trusted) {
+			return client
+		}
+	}
+	return client
+}
+
+func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,337 @@
+// Package config reads the platform's settings from the environment. Every
+// setting is one row of a typed table with its default and its check; a bad
+// value stops the process at start with one line naming the setting.
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"shortlink.dev/shared/workspace"
+)
+
+// Config is every setting of CONTRACT §1.
+type Config struct {
+	APIAddr             string
+	EdgeAddr            string
+	DataDir             string
+	DefaultDomain       string
+	ShortURLScheme      string
+	BootstrapAPIKey     string
+	BootstrapPlan       workspace.Plan
+	DatabaseURL         string
+	KafkaBrokers        []string
+	ClickHouseURL       string
+	RedisURL            string
+	GeoIPDB             string
+	TrustedProxies      []netip.Prefix
+	PlanLinkLimits      map[workspace.Plan]int // -1: unlimited
+	PlanRateLimits      map[workspace.Plan]int // requests per minute
+	DNSResolver         string
+	WebhookRetries      []time.Duration
+	WebhookAllowPriv    bool
+	WebhookCAFile       string
+	BillingProcessor    string
+	StripeSecretKey     string
+	StripeAPIBase       string
+	StripeWebhookSecret string
+}
+
+// option is one setting: its variable, default, and how to parse it into c.
+type option struct {
+	name, def string
+	parse     func(c *Config, v string) error
+}
+
+var options = []option{
+	{"SHORTLINK_API_ADDR", "127.0.0.1:8080", func(c *Config, v string) error { return hostPort(&c.APIAddr, v) }},
+	{"SHORTLINK_EDGE_ADDR", "127.0.0.1:8081", func(c *Config, v string) error { return hostPort(&c.EdgeAddr, v) }},
+	{"SHORTLINK_DATA_DIR", "./data", func(c *Config, v string) error { return nonEmpty(&c.DataDir, v) }},
+	{"SHORTLINK_DEFAULT_DOMAIN", "localhost:8081", func(c *Config, v string) error { return domainName(&c.DefaultDomain, v) }},
+	{"SHORTLINK_SHORT_URL_SCHEME", "http", func(c *Config, v string) error {
+		if v != "http" && v != "https" {
+			return fmt.Errorf("must be http or https")
+		}
+		c.ShortURLScheme = v
+		return nil
+	}},
+	{"SHORTLINK_BOOTSTRAP_API_KEY", "", func(c *Config, v string) error {
+		if v != "" && (!strings.HasPrefix(v, "sl_") || len(v) < 35 || !isBase62(v[3:])) {
+			return fmt.Errorf("must be sl_ followed by at least 32 base62 characters")
+		}
+		c.BootstrapAPIKey = v
+		return nil
+	}},
+	{"SHORTLINK_BOOTSTRAP_PLAN", "enterprise", func(c *Config, v string) (err error) {
+		c.BootstrapPlan, err = workspace.ParsePlan(v)
+		return err
+	}},
+	{"SHORTLINK_DATABASE_URL", "", func(c *Config, v string) error {
+		if v != "" && !strings.HasPrefix(v, "postgres://") && !strings.HasPrefix(v, "postgresql://") {
+			return fmt.Errorf("must be a postgres:// URL, or empty for SQLite under SHORTLINK_DATA_DIR")
+		}
+		c.DatabaseURL = v
+		return nil
+	}},
+	{"SHORTLINK_KAFKA_BROKERS", "", func(c *Config, v string) error {
+		for _, b := range splitList(v) {
+			if _, _, err := net.SplitHostPort(b); err != nil {
+				return fmt.Errorf("broker %q is not host:port", b)
+			}
+			c.KafkaBrokers = append(c.KafkaBrokers, b)
+		}
+		return nil
+	}},
+	{"SHORTLINK_CLICKHOUSE_URL", "", func(c *Config, v string) error {
+		return urlWithScheme(&c.ClickHouseURL, v, "clickhouse")
+	}},
+	{"SHORTLINK_REDIS_URL", "", func(c *Config, v string) error {
+		return urlWithScheme(&c.RedisURL, v, "redis", "rediss")
+	}},
+	{"SHORTLINK_GEOIP_DB", "", func(c *Config, v string) error {
+		if v != "" {
+			if _, err := os.Stat(v); err != nil {
+				return fmt.Errorf("cannot read the GeoIP database: %w", err)
+			}
+		}
+		c.GeoIPDB = v
+		return nil
+	}},
+	{"SHORTLINK_TRUSTED_PROXIES", "", func(c *Config, v string) error {
+		for _, s := range splitList(v) {
+			p, err := netip.ParsePrefix(s)
+			if err != nil {
+				a, aerr := netip.ParseAddr(s)
+				if aerr != nil {
+					return fmt.Errorf("%q is not a CIDR", s)
+				}
+				p = netip.PrefixFrom(a, a.BitLen())
+			}
+			c.TrustedProxies = append(c.TrustedProxies, p.Masked())
+		}
+		return nil
+	}},
+	{"SHORTLINK_PLAN_LINK_LIMITS", "free=1000,pro=25000,business=250000,scale=1000000", func(c *Config, v string) error {
+		m, err := planMap(v)
+		if err != nil {
+			return err
+		}
+		c.PlanLinkLimits = map[workspace.Plan]int{workspace.Enterprise: -1}
+		for p, n := range m {
+			c.PlanLinkLimits[p] = n
+		}
+		for _, p := range workspace.Plans {
+			if _, ok := c.PlanLinkLimits[p]; !ok {
+				return fmt.Errorf("missing a limit for plan %s", p)
+			}
+		}
+		return nil
+	}},
+	{"SHORTLINK_PLAN_RATE_LIMITS", "free=60,pro=300,business=1000,scale=3000,enterprise=10000", func(c *Config, v string) error {
+		m, err := planMap(v)
+		if err != nil {
+			return err
+		}
+		for _, p := range workspace.Plans {
+			if m[p] <= 0 {
+				return fmt.Errorf("missing a positive rate for plan %s", p)
+			}
+		}
+		c.PlanRateLimits = m
+		return nil
+	}},
+	{"SHORTLINK_DNS_RESOLVER", "", func(c *Config, v string) error {
+		if v != "" {
+			if _, _, err := net.SplitHostPort(v); err != nil {
+				return fmt.Errorf("must be host:port")
+			}
+		}
+		c.DNSResolver = v
+		return nil
+	}},
+	{"SHORTLINK_WEBHOOK_RETRY_SCHEDULE", "5s,30s,2m,10m,1h", func(c *Config, v string) error {
+		parts := splitList(v)
+		if len(parts) != 5 {
+			return fmt.Errorf("must list exactly 5 delays, like 5s,30s,2m,10m,1h")
+		}
+		for _, s := range parts {
+			d, err := time.ParseDuration(s)
+			if err != nil || d < 0 {
+				return fmt.Errorf("%q is not a duration", s)
+			}
+			c.WebhookRetries = append(c.WebhookRetries, d)
+		}
+		return nil
+	}},
+	{"SHORTLINK_WEBHOOK_ALLOW_PRIVATE", "false", func(c *Config, v string) (err error) {
+		c.WebhookAllowPriv, err = strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("must be true or false")
+		}
+		return nil
+	}},
+	{"SHORTLINK_WEBHOOK_CA_FILE", "", func(c *Config, v string) error {
+		if v != "" {
+			if _, err := os.Stat(v); err != nil {
+				return fmt.Errorf("cannot read the CA file: %w", err)
+			}
+		}
+		c.WebhookCAFile = v
+		return nil
+	}},
+	{"SHORTLINK_BILLING_PROCESSOR", "local", func(c *Config, v string) error {
+		if v != "local" && v != "stripe" {
+			return fmt.Errorf("must be local or stripe")
+		}
+		c.BillingProcessor = v
+		return nil
+	}},
+	{"SHORTLINK_STRIPE_SECRET_KEY", "", func(c *Config, v string) error { c.StripeSecretKey = v; return nil }},
+	{"SHORTLINK_STRIPE_API_BASE", "", func(c *Config, v string) error { return urlWithScheme(&c.StripeAPIBase, v, "http", "https") }},
+	{"SHORTLINK_STRIPE_WEBHOOK_SECRET", "", func(c *Config, v string) error { c.StripeWebhookSecret = v; return nil }},
+}
+
+// Load reads every setting from getenv (os.Getenv when nil). The error names the
+// first bad setting: "SHORTLINK_API_ADDR=abc: must be host:port".
+func Load(getenv func(string) string) (*Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	c := &Config{}
+	for _, o := range options {
+		v := strings.TrimSpace(getenv(o.name))
+		if v == "" {
+			v = o.def
+		}
+		if err := o.parse(c, v); err != nil {
+			return nil, fmt.Errorf("invalid setting %s=%q: %w", o.name, v, err)
+		}
+	}
+	if c.BillingProcessor == "stripe" && c.StripeSecretKey == "" {
+		return nil, fmt.Errorf("invalid setting SHORTLINK_STRIPE_SECRET_KEY: required when SHORTLINK_BILLING_PROCESSOR=stripe")
+	}
+	return c, nil
+}
+
+// Names lists every setting's variable name with its default, in table order.
+func Names() [][2]string {
+	out := make([][2]string, len(options))
+	for i, o := range options {
+		out[i] = [2]string{o.name, o.def}
+	}
+	return out
+}
+
+// LinkLimit returns the plan's link limit (-1: unlimited).
+func (c *Config) LinkLimit(p workspace.Plan) int {
+	if n, ok := c.PlanLinkLimits[p]; ok {
+		return n
+	}
+	return c.PlanLinkLimits[workspace.Free]
+}
+
+// RateLimit returns the plan's API requests per minute.
+func (c *Config) RateLimit(p workspace.Plan) int {
+	if n, ok := c.PlanRateLimits[p]; ok {
+		return n
+	}
+	return c.PlanRateLimits[workspace.Free]
+}
+
+// ShortURL returns the public address of a slug on a domain.
+func (c *Config) ShortURL(domain, slug string) string {
+	return c.ShortURLScheme + "://" + domain + "/" + slug
+}
+
+func hostPort(dst *string, v string) error {
+	_, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return fmt.Errorf("must be host:port")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	*dst = v
+	return nil
+}
+
+func nonEmpty(dst *string, v string) error {
+	if v == "" {
+		return fmt.Errorf("must not be empty")
+	}
+	*dst = v
+	return nil
+}
+
+func domainName(dst *string, v string) error {
+	u, err := url.Parse("http://" + v)
+	if err != nil || u.Host != v || u.Hostname() == "" || u.Path != "" || strings.ContainsAny(v, "/?#@ ") {
+		return fmt.Errorf("must be a host name with an optional port, like sho.rt or localhost:8081")
+	}
+	*dst = strings.ToLower(v)
+	return nil
+}
+
+func urlWithScheme(dst *string, v string, schemes ...string) error {
+	if v == "" {
+		*dst = ""
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("must be a URL like %s://host:port", schemes[0])
+	}
+	for _, s := range schemes {
+		if u.Scheme == s {
+			*dst = v
+			return nil
+		}
+	}
+	return fmt.Errorf("must be a %s:// URL", schemes[0])
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func planMap(v string) (map[workspace.Plan]int, error) {
+	m := map[workspace.Plan]int{}
+	for _, kv := range splitList(v) {
+		k, n, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("%q is not plan=number", kv)
+		}
+		p, err := workspace.ParsePlan(strings.TrimSpace(k))
+		if err != nil {
+			return nil, err
+		}
+		i, err := strconv.Atoi(strings.TrimSpace(n))
+		if err != nil || i < -1 {
+			return nil, fmt.Errorf("%q: %q is not a number (-1 for unlimited)", kv, n)
+		}
+		m[p] = i
+	}
+	return m, nil
+}
+
+func isBase62(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,159 @@
+// Package fault holds the one error type of the platform. Every error a user may
+// see carries one of the spec's codes; anything else is an internal error, logged
+// and never shown.
+package fault
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Code is a machine-readable error code of the API (spec §7, CONTRACT §2).
+type Code string
+
+// The error codes of the API.
+const (
+	Validation        Code = "VALIDATION_ERROR"
+	InvalidURL        Code = "INVALID_URL"
+	SlugReserved      Code = "SLUG_RESERVED"
+	SlugExists        Code = "SLUG_EXISTS"
+	InvalidExpiration Code = "INVALID_EXPIRATION"
+	PasswordTooShort  Code = "PASSWORD_TOO_SHORT"
+	DomainNotVerified Code = "DOMAIN_NOT_VERIFIED"
+	DomainExists      Code = "DOMAIN_EXISTS"
+	Unauthorized      Code = "UNAUTHORIZED"
+	LimitReached      Code = "LIMIT_REACHED"
+	Forbidden         Code = "FORBIDDEN"
+	NotFound          Code = "NOT_FOUND"
+	MethodNotAllowed  Code = "METHOD_NOT_ALLOWED"
+	PayloadTooLarge   Code = "PAYLOAD_TOO_LARGE"
+	RateLimited       Code = "RATE_LIMITED"
+	Internal          Code = "INTERNAL_ERROR"
+)
+
+// statuses maps every code to its HTTP status; a code missing here is a bug and
+// answers 500.
+var statuses = map[Code]int{
+	Validation:        http.StatusBadRequest,
+	InvalidURL:        http.StatusBadRequest,
+	SlugReserved:      http.StatusBadRequest,
+	InvalidExpiration: http.StatusBadRequest,
+	PasswordTooShort:  http.StatusBadRequest,
+	DomainNotVerified: http.StatusBadRequest,
+	Unauthorized:      http.StatusUnauthorized,
+	LimitReached:      http.StatusPaymentRequired,
+	Forbidden:         http.StatusForbidden,
+	NotFound:          http.StatusNotFound,
+	MethodNotAllowed:  http.StatusMethodNotAllowed,
+	SlugExists:        http.StatusConflict,
+	DomainExists:      http.StatusConflict,
+	PayloadTooLarge:   http.StatusRequestEntityTooLarge,
+	RateLimited:       http.StatusTooManyRequests,
+	Internal:          http.StatusInternalServerError,
+}
+
+// Status returns the HTTP status of a code.
+func (c Code) Status() int {
+	if s, ok := statuses[c]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// Error is an error a user may see: a code, a human message and, for input
+// errors, the offending fields with a message each.
+type Error struct {
+	Code    Code
+	Message string
+	// Fields maps each offending input field to what is wrong with it.
+	Fields map[string]string
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	if len(e.Fields) == 0 {
+		return fmt.Sprintf("%s: %s", e.Code, e.Message)
+	}
+	return fmt.Sprintf("%s: %s %v", e.Code, e.Message, e.Fields)
+}
+
+// New returns an error with a code and a message.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Field returns an error with a code about one input field.
+func Field(code Code, field, message string) *Error {
+	return &Error{Code: code, Message: field + ": " + message, Fields: map[string]string{field: message}}
+}
+
+// NotFoundf returns a NOT_FOUND error for a kind of resource ("link not found").
+func NotFoundf(kind string) *Error {
+	return &Error{Code: NotFound, Message: kind + " not found"}
+}
+
+// CodeOf returns the code of err, or Internal when err carries none.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return Internal
+}
+
+// As returns the *Error inside err, if any.
+func As(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+// Is reports whether err carries code.
+func Is(err error, code Code) bool {
+	return CodeOf(err) == code
+}
+
+// FieldErrors collects input errors field by field, each with the code it would
+// raise on its own.
+type FieldErrors struct {
+	list []fieldError
+}
+
+type fieldError struct {
+	code           Code
+	field, message string
+}
+
+// Add records an error on a field. The first error of a field wins.
+func (f *FieldErrors) Add(code Code, field, message string) {
+	for _, e := range f.list {
+		if e.field == field {
+			return
+		}
+	}
+	f.list = append(f.list, fieldError{code, field, message})
+}
+
+// Err returns nil when nothing was added. Otherwise it returns one error whose
+// code is the first specific code added (INVALID_URL, SLUG_RESERVED, …), or
+// VALIDATION_ERROR when every error is generic, with all fields in Fields.
+func (f *FieldErrors) Err() error {
+	if len(f.list) == 0 {
+		return nil
+	}
+	e := &Error{Code: Validation, Fields: make(map[string]string, len(f.list))}
+	first := f.list[0]
+	for _, fe := range f.list {
+		e.Fields[fe.field] = fe.message
+		if e.Code == Validation && fe.code != Validation {
+			e.Code = fe.code
+			first = fe
+		}
+	}
+	e.Message = first.field + ": " + first.message
+	if len(f.list) > 1 {
+		e.Message += fmt.Sprintf(" (and %d more)", len(f.list)-1)
+	}
+	return e
+}

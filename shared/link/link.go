@@ -1,0 +1,86 @@
+// Package link is the short link: its record, the rules that validate it and the
+// store interface every backend implements.
+package link
+
+import (
+	"context"
+	"time"
+)
+
+// Link is a short link as stored. Optional values are nil when absent.
+type Link struct {
+	ID             string
+	WorkspaceID    string
+	Domain         string
+	Slug           string
+	DestinationURL string
+	Title          *string
+	Description    *string
+	Tags           []string
+	// PasswordHash is an argon2id hash (PHC string), empty without a password.
+	PasswordHash  string
+	ExpiresAt     *time.Time
+	ExpiredURL    *string
+	ClickLimit    *int64
+	ClickCount    int64
+	GeoTargets    map[string]string
+	DeviceTargets map[string]string
+	IOSURL        *string
+	AndroidURL    *string
+	UTM           UTM
+	IsArchived    bool
+	LastClickedAt *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	// CreatedBy is the id of the API key that created the link.
+	CreatedBy string
+}
+
+// UTM holds the link's UTM parameters, set on the target at redirect time.
+type UTM struct {
+	Source, Medium, Campaign, Term, Content *string
+}
+
+// Sort orders a link list.
+type Sort string
+
+// The sort orders of GET /links (CONTRACT §4).
+const (
+	SortCreated Sort = "created"
+	SortClicks  Sort = "clicks"
+	SortUpdated Sort = "updated"
+)
+
+// Filter selects a page of a workspace's links.
+type Filter struct {
+	WorkspaceID string
+	// Search is a case-insensitive substring of slug, destination or title.
+	Search string
+	Domain string
+	Tag    string
+	// Archived includes archived links when true.
+	Archived bool
+	Sort     Sort
+	Offset   int
+	Limit    int
+}
+
+// Store keeps links. Every backend passes the contract suite in storetest.
+type Store interface {
+	// CreateLink inserts l. It fails with LIMIT_REACHED when the workspace
+	// already has maxActive active links (maxActive < 0: no limit) and with
+	// SLUG_EXISTS when the slug is taken on the domain, archived links included.
+	CreateLink(ctx context.Context, l *Link, maxActive int) error
+	// GetLink returns the workspace's link, or NOT_FOUND.
+	GetLink(ctx context.Context, workspaceID, id string) (*Link, error)
+	// UpdateLink replaces the stored link with l (matched by workspace and id).
+	// When l moves from archived to active, the same limit as CreateLink holds.
+	UpdateLink(ctx context.Context, l *Link, maxActive int) error
+	// ListLinks returns one page of links and the total number that match.
+	ListLinks(ctx context.Context, f Filter) ([]*Link, int, error)
+	// ResolveLink returns the link with the slug on the domain, archived or not,
+	// or NOT_FOUND. It is the edge's read on a cache miss.
+	ResolveLink(ctx context.Context, domain, slug string) (*Link, error)
+	// CountActiveLinks returns the number of the workspace's links that are not archived.
+	CountActiveLinks(ctx context.Context, workspaceID string) (int, error)
+}

@@ -1,0 +1,48 @@
+// Package patch tells apart, in a JSON body, a field that is absent, a field that
+// is null and a field with a value: PATCH needs all three ("password": null
+// removes the password, an absent password keeps it).
+package patch
+
+import "encoding/json"
+
+// Field is one optional JSON field.
+type Field[T any] struct {
+	// Set is true when the field was present in the body, null included.
+	Set bool
+	// Null is true when the field was present as null.
+	Null bool
+	// V is the value when Set and not Null.
+	V T
+}
+
+// UnmarshalJSON implements json.Unmarshaler; it is called for present fields only.
+func (f *Field[T]) UnmarshalJSON(b []byte) error {
+	f.Set = true
+	if string(b) == "null" {
+		f.Null = true
+		var zero T
+		f.V = zero
+		return nil
+	}
+	f.Null = false
+	return json.Unmarshal(b, &f.V)
+}
+
+// Value returns a field set to v.
+func Value[T any](v T) Field[T] {
+	return Field[T]{Set: true, V: v}
+}
+
+// HasValue reports whether the field holds a value (present and not null).
+func (f Field[T]) HasValue() bool {
+	return f.Set && !f.Null
+}
+
+// Ptr returns a pointer to the value, or nil when the field holds none.
+func (f Field[T]) Ptr() *T {
+	if !f.HasValue() {
+		return nil
+	}
+	v := f.V
+	return &v
+}

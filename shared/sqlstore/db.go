@@ -1,0 +1,272 @@
+// Package sqlstore implements the platform's stores on SQL: SQLite (the embedded
+// default, pure-Go modernc.org/sqlite in WAL mode) and PostgreSQL (pgx/v5). The
+// SQL is written once where the dialects agree; the few places where they do not
+// ask the dialect. Both backends pass the same contract suites (storetest).
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	sqlitedriver "modernc.org/sqlite"  // registers the "sqlite" driver
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+type dialect int
+
+const (
+	sqlite dialect = iota
+	postgres
+)
+
+// Store is the SQL implementation of link.Store, workspace.Store and domain.Store.
+type Store struct {
+	db      *sql.DB
+	dialect dialect
+	// Now is the clock; tests may replace it.
+	Now func() time.Time
+}
+
+// Open opens the store named by databaseURL: a postgres:// URL selects
+// PostgreSQL, an empty one SQLite in dataDir/shortlink.db. It applies pending
+// migrations before it returns.
+func Open(ctx context.Context, databaseURL, dataDir string) (*Store, error) {
+	if databaseURL != "" {
+		return OpenPostgres(ctx, databaseURL)
+	}
+	if err := os.MkdirAll(dataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("cannot create the data folder: %w", err)
+	}
+	return OpenSQLite(ctx, filepath.Join(dataDir, "shortlink.db"))
+}
+
+// OpenSQLite opens (creating it if needed) the SQLite database file at path.
+// Several processes may open the same file: WAL lets readers run beside the one
+// writer, busy_timeout makes writers wait for each other, and every transaction
+// takes the write lock at its start so that none fails half-way.
+func OpenSQLite(ctx context.Context, path string) (*Store, error) {
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open SQLite %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(8)
+	return open(ctx, db, sqlite)
+}
+
+// OpenPostgres connects to PostgreSQL.
+func OpenPostgres(ctx context.Context, url string) (*Store, error) {
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open PostgreSQL: %w", err)
+	}
+	db.SetMaxOpenConns(20)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	return open(ctx, db, postgres)
+}
+
+func open(ctx context.Context, db *sql.DB, d dialect) (*Store, error) {
+	s := &Store{db: db, dialect: d, Now: time.Now}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("cannot reach the database: %w", err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// SQLite's LOWER folds ASCII letters only: searching "café" would miss "CAFÉ",
+// and even "CAFÉ" would miss itself, as the search text is lowered in Go.
+// unicode_lower folds like strings.ToLower; PostgreSQL's LOWER needs no help.
+func init() {
+	sqlitedriver.MustRegisterDeterministicScalarFunction("unicode_lower", 1,
+		func(_ *sqlitedriver.FunctionContext, args []driver.Value) (driver.Value, error) {
+			if v, ok := args[0].(string); ok {
+				return strings.ToLower(v), nil
+			}
+			return args[0], nil
+		})
+}
+
+// lower returns the SQL that lowers expr for a case-insensitive comparison
+// with a string lowered by strings.ToLower.
+func (s *Store) lower(expr string) string {
+	if s.dialect == sqlite {
+		return "unicode_lower(" + expr + ")"
+	}
+	return "LOWER(" + expr + ")"
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// migrate applies, each in its own transaction, the embedded migrations whose
+// version is not recorded yet. Concurrent starters wait for each other.
+func (s *Store) migrate(ctx context.Context) error {
+	// Under the lock too: PostgreSQL's CREATE TABLE IF NOT EXISTS fails with a
+	// unique violation (pg_type_typname_nsp_index) when a twin runs beside it.
+	if err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := s.lockMigrations(ctx, tx); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)`)
+		return err
+	}); err != nil {
+		return fmt.Errorf("cannot create schema_migrations: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		base := filepath.Base(name)
+		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migration %s: name must start with a number", base)
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		if err := s.inTx(ctx, func(tx *sql.Tx) error {
+			if err := s.lockMigrations(ctx, tx); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = $1`, version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			for _, stmt := range splitStatements(string(body)) {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("%w\n%s", err, stmt)
+				}
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)`, version, micros(s.Now()))
+			return err
+		}); err != nil {
+			return fmt.Errorf("cannot apply migration %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+// lockMigrations makes, within tx, concurrent starters migrate one at a time.
+// SQLite needs nothing: its transactions take the database's write lock.
+func (s *Store) lockMigrations(ctx context.Context, tx *sql.Tx) error {
+	if s.dialect != postgres {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(8412)`)
+	return err
+}
+
+// splitStatements splits a migration file on semicolons at line ends; the files
+// hold no semicolons inside statements.
+func splitStatements(body string) []string {
+	var out []string
+	for _, part := range strings.Split(body, ";\n") {
+		var lines []string
+		for _, l := range strings.Split(part, "\n") {
+			if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "--") {
+				lines = append(lines, l)
+			}
+		}
+		if stmt := strings.TrimSuffix(strings.TrimSpace(strings.Join(lines, "\n")), ";"); stmt != "" {
+			out = append(out, stmt)
+		}
+	}
+	return out
+}
+
+// inTx runs fn in a transaction, committed when fn returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// lockWorkspace serialises, within tx, the writers that check a workspace's
+// limits. SQLite needs nothing: its transactions take the database's write lock.
+func (s *Store) lockWorkspace(ctx context.Context, tx *sql.Tx, workspaceID string) error {
+	if s.dialect != postgres {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `SELECT id FROM workspaces WHERE id = $1 FOR UPDATE`, workspaceID)
+	return err
+}
+
+// isUniqueViolation reports whether err is a unique-constraint failure.
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505"
+	}
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+func nullMicros(t *time.Time) sql.NullInt64 {
+	if t == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: micros(*t), Valid: true}
+}
+
+func timePtr(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMicros(v.Int64)
+	return &t
+}
+
+func nullString(p *string) sql.NullString {
+	if p == nil {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: *p, Valid: true}
+}
+
+func stringPtr(v sql.NullString) *string {
+	if !v.Valid {
+		return nil
+	}
+	s := v.String
+	return &s
+}

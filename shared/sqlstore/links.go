@@ -1,0 +1,304 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/link"
+)
+
+var _ link.Store = (*Store)(nil)
+
+const linkColumns = `id, workspace_id, domain, slug, destination_url, title, description, tags,
+	password_hash, expires_at, expired_url, click_limit, click_count, geo_targets, device_targets,
+	ios_url, android_url, utm_source, utm_medium, utm_campaign, utm_term, utm_content,
+	is_archived, last_clicked_at, created_by, created_at, updated_at`
+
+// CreateLink implements link.Store.
+func (s *Store) CreateLink(ctx context.Context, l *link.Link, maxActive int) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := s.checkLinkLimit(ctx, tx, l.WorkspaceID, maxActive); err != nil {
+			return err
+		}
+		tags, geo, device, err := encodeLinkJSON(l)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO links (`+linkColumns+`) VALUES
+			($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
+			 $20, $21, $22, $23, $24, $25, $26, $27)`,
+			l.ID, l.WorkspaceID, l.Domain, l.Slug, l.DestinationURL, nullString(l.Title), nullString(l.Description), tags,
+			l.PasswordHash, nullMicros(l.ExpiresAt), nullString(l.ExpiredURL), nullInt(l.ClickLimit), l.ClickCount, geo, device,
+			nullString(l.IOSURL), nullString(l.AndroidURL), nullString(l.UTM.Source), nullString(l.UTM.Medium),
+			nullString(l.UTM.Campaign), nullString(l.UTM.Term), nullString(l.UTM.Content),
+			l.IsArchived, nullMicros(l.LastClickedAt), l.CreatedBy, micros(l.CreatedAt), micros(l.UpdatedAt),
+		); err != nil {
+			return err
+		}
+		return writeTags(ctx, tx, l.ID, l.Tags)
+	})
+	return linkWriteError("create link", err)
+}
+
+// UpdateLink implements link.Store. It leaves clickCount and lastClickedAt,
+// which only the click pipeline writes, as they are.
+func (s *Store) UpdateLink(ctx context.Context, l *link.Link, maxActive int) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var archived bool
+		err := tx.QueryRowContext(ctx, `SELECT is_archived FROM links WHERE id = $1 AND workspace_id = $2`,
+			l.ID, l.WorkspaceID).Scan(&archived)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fault.NotFoundf("link")
+		}
+		if err != nil {
+			return err
+		}
+		if archived && !l.IsArchived {
+			if err := s.checkLinkLimit(ctx, tx, l.WorkspaceID, maxActive); err != nil {
+				return err
+			}
+		}
+		tags, geo, device, err := encodeLinkJSON(l)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE links SET domain = $3, slug = $4, destination_url = $5,
+			title = $6, description = $7, tags = $8, password_hash = $9, expires_at = $10, expired_url = $11,
+			click_limit = $12, geo_targets = $13, device_targets = $14, ios_url = $15, android_url = $16,
+			utm_source = $17, utm_medium = $18, utm_campaign = $19, utm_term = $20, utm_content = $21,
+			is_archived = $22, updated_at = $23
+			WHERE id = $1 AND workspace_id = $2`,
+			l.ID, l.WorkspaceID, l.Domain, l.Slug, l.DestinationURL, nullString(l.Title), nullString(l.Description),
+			tags, l.PasswordHash, nullMicros(l.ExpiresAt), nullString(l.ExpiredURL), nullInt(l.ClickLimit), geo, device,
+			nullString(l.IOSURL), nullString(l.AndroidURL), nullString(l.UTM.Source), nullString(l.UTM.Medium),
+			nullString(l.UTM.Campaign), nullString(l.UTM.Term), nullString(l.UTM.Content), l.IsArchived, micros(l.UpdatedAt),
+		); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM link_tags WHERE link_id = $1`, l.ID); err != nil {
+			return err
+		}
+		return writeTags(ctx, tx, l.ID, l.Tags)
+	})
+	return linkWriteError("update link", err)
+}
+
+// checkLinkLimit fails with LIMIT_REACHED when the workspace has maxActive
+// active links already. It runs inside the writing transaction so that
+// concurrent creators cannot both pass it.
+func (s *Store) checkLinkLimit(ctx context.Context, tx *sql.Tx, workspaceID string, maxActive int) error {
+	if maxActive < 0 {
+		return nil
+	}
+	if err := s.lockWorkspace(ctx, tx, workspaceID); err != nil {
+		return err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM links WHERE workspace_id = $1 AND is_archived = FALSE`,
+		workspaceID).Scan(&n); err != nil {
+		return err
+	}
+	if n >= maxActive {
+		return fault.New(fault.LimitReached, "your plan allows %d active links; archive links or upgrade the plan", maxActive)
+	}
+	return nil
+}
+
+func linkWriteError(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case isUniqueViolation(err):
+		return fault.Field(fault.SlugExists, "slug", "is already used on this domain")
+	}
+	if _, ok := fault.As(err); ok {
+		return err
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+func writeTags(ctx context.Context, tx *sql.Tx, linkID string, tags []string) error {
+	for _, t := range tags {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO link_tags (link_id, tag) VALUES ($1, $2)`, linkID, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetLink implements link.Store.
+func (s *Store) GetLink(ctx context.Context, workspaceID, id string) (*link.Link, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+linkColumns+` FROM links WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
+	return scanOneLink(row, "get link")
+}
+
+// ResolveLink implements link.Store.
+func (s *Store) ResolveLink(ctx context.Context, domain, slug string) (*link.Link, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+linkColumns+` FROM links WHERE domain = $1 AND slug = $2`, domain, slug)
+	return scanOneLink(row, "resolve link")
+}
+
+// CountActiveLinks implements link.Store.
+func (s *Store) CountActiveLinks(ctx context.Context, workspaceID string) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM links WHERE workspace_id = $1 AND is_archived = FALSE`,
+		workspaceID).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count links: %w", err)
+	}
+	return n, nil
+}
+
+// ListLinks implements link.Store.
+func (s *Store) ListLinks(ctx context.Context, f link.Filter) ([]*link.Link, int, error) {
+	where := []string{"workspace_id = $1"}
+	args := []any{f.WorkspaceID}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if !f.Archived {
+		where = append(where, "is_archived = FALSE")
+	}
+	if f.Domain != "" {
+		where = append(where, "domain = "+arg(strings.ToLower(f.Domain)))
+	}
+	if f.Tag != "" {
+		where = append(where, "EXISTS (SELECT 1 FROM link_tags t WHERE t.link_id = links.id AND t.tag = "+arg(f.Tag)+")")
+	}
+	if f.Search != "" {
+		p := arg("%" + escapeLike(strings.ToLower(f.Search)) + "%")
+		where = append(where, "("+s.lower("slug")+" LIKE "+p+" ESCAPE '\\' OR "+s.lower("destination_url")+" LIKE "+p+
+			" ESCAPE '\\' OR "+s.lower("COALESCE(title, '')")+" LIKE "+p+" ESCAPE '\\')")
+	}
+	cond := strings.Join(where, " AND ")
+
+	var total int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM links WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count links: %w", err)
+	}
+	order := "created_at DESC, id DESC"
+	switch f.Sort {
+	case link.SortClicks:
+		order = "click_count DESC, created_at DESC, id DESC"
+	case link.SortUpdated:
+		order = "updated_at DESC, id DESC"
+	}
+	q := `SELECT ` + linkColumns + ` FROM links WHERE ` + cond + ` ORDER BY ` + order +
+		` LIMIT ` + arg(f.Limit) + ` OFFSET ` + arg(f.Offset)
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list links: %w", err)
+	}
+	defer rows.Close()
+	out := []*link.Link{}
+	for rows.Next() {
+		l, err := scanLink(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("list links: %w", err)
+		}
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("list links: %w", err)
+	}
+	return out, total, nil
+}
+
+// escapeLike escapes LIKE's wildcards so that a search matches them literally.
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanOneLink(row scanner, op string) (*link.Link, error) {
+	l, err := scanLink(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fault.NotFoundf("link")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return l, nil
+}
+
+func scanLink(row scanner) (*link.Link, error) {
+	var (
+		l                                        link.Link
+		title, desc, expiredURL, geo, device     sql.NullString
+		ios, android, src, med, camp, term, cont sql.NullString
+		tags                                     string
+		expiresAt, clickLimit, lastClicked       sql.NullInt64
+		createdAt, updatedAt                     int64
+	)
+	if err := row.Scan(&l.ID, &l.WorkspaceID, &l.Domain, &l.Slug, &l.DestinationURL, &title, &desc, &tags,
+		&l.PasswordHash, &expiresAt, &expiredURL, &clickLimit, &l.ClickCount, &geo, &device,
+		&ios, &android, &src, &med, &camp, &term, &cont,
+		&l.IsArchived, &lastClicked, &l.CreatedBy, &createdAt, &updatedAt); err != nil {
+		return nil, err
+	}
+	l.Title, l.Description, l.ExpiredURL = stringPtr(title), stringPtr(desc), stringPtr(expiredURL)
+	l.IOSURL, l.AndroidURL = stringPtr(ios), stringPtr(android)
+	l.UTM = link.UTM{Source: stringPtr(src), Medium: stringPtr(med), Campaign: stringPtr(camp), Term: stringPtr(term), Content: stringPtr(cont)}
+	l.ExpiresAt, l.LastClickedAt = timePtr(expiresAt), timePtr(lastClicked)
+	if clickLimit.Valid {
+		v := clickLimit.Int64
+		l.ClickLimit = &v
+	}
+	l.CreatedAt, l.UpdatedAt = fromMicros(createdAt), fromMicros(updatedAt)
+	if err := json.Unmarshal([]byte(tags), &l.Tags); err != nil {
+		return nil, fmt.Errorf("link %s tags: %w", l.ID, err)
+	}
+	if l.Tags == nil {
+		l.Tags = []string{}
+	}
+	for _, m := range []struct {
+		src sql.NullString
+		dst *map[string]string
+	}{{geo, &l.GeoTargets}, {device, &l.DeviceTargets}} {
+		if m.src.Valid {
+			if err := json.Unmarshal([]byte(m.src.String), m.dst); err != nil {
+				return nil, fmt.Errorf("link %s targets: %w", l.ID, err)
+			}
+		}
+	}
+	return &l, nil
+}
+
+func encodeLinkJSON(l *link.Link) (tags string, geo, device sql.NullString, err error) {
+	t := l.Tags
+	if t == nil {
+		t = []string{}
+	}
+	b, err := json.Marshal(t)
+	if err != nil {
+		return "", geo, device, err
+	}
+	if geo, err = jsonMap(l.GeoTargets); err != nil {
+		return "", geo, device, err
+	}
+	device, err = jsonMap(l.DeviceTargets)
+	return string(b), geo, device, err
+}
+
+func jsonMap(m map[string]string) (sql.NullString, error) {
+	if len(m) == 0 {
+		return sql.NullString{}, nil
+	}
+	b, err := json.Marshal(m)
+	return sql.NullString{String: string(b), Valid: true}, err
+}
+
+func nullInt(p *int64) sql.NullInt64 {
+	if p == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: *p, Valid: true}
+}

@@ -1,0 +1,166 @@
+// Package workspace is the tenant of the platform: a workspace (organization)
+// on a plan, and the API keys that act for it with a set of permissions.
+package workspace
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"shortlink.dev/shared/id"
+)
+
+// Plan is a subscription plan.
+type Plan string
+
+// The plans (spec §8, CONTRACT §1).
+const (
+	Free       Plan = "free"
+	Pro        Plan = "pro"
+	Business   Plan = "business"
+	Scale      Plan = "scale"
+	Enterprise Plan = "enterprise"
+)
+
+// Plans lists every plan, cheapest first.
+var Plans = []Plan{Free, Pro, Business, Scale, Enterprise}
+
+// ParsePlan returns the plan named s.
+func ParsePlan(s string) (Plan, error) {
+	for _, p := range Plans {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("unknown plan %q (want one of free, pro, business, scale, enterprise)", s)
+}
+
+// Permission is what an API key may do.
+type Permission string
+
+// The permissions (CONTRACT §3).
+const (
+	LinksRead      Permission = "links:read"
+	LinksWrite     Permission = "links:write"
+	DomainsRead    Permission = "domains:read"
+	DomainsWrite   Permission = "domains:write"
+	AnalyticsRead  Permission = "analytics:read"
+	QRRead         Permission = "qr:read"
+	QRWrite        Permission = "qr:write"
+	GalleriesRead  Permission = "galleries:read"
+	GalleriesWrite Permission = "galleries:write"
+	WebhooksRead   Permission = "webhooks:read"
+	WebhooksWrite  Permission = "webhooks:write"
+	UsageRead      Permission = "usage:read"
+	BillingWrite   Permission = "billing:write"
+	KeysWrite      Permission = "keys:write"
+)
+
+// AllPermissions lists every permission.
+var AllPermissions = []Permission{
+	LinksRead, LinksWrite, DomainsRead, DomainsWrite, AnalyticsRead,
+	QRRead, QRWrite, GalleriesRead, GalleriesWrite, WebhooksRead, WebhooksWrite,
+	UsageRead, BillingWrite, KeysWrite,
+}
+
+// ParsePermissions checks a list of permission names and returns it sorted,
+// without duplicates.
+func ParsePermissions(names []string) ([]Permission, error) {
+	seen := map[Permission]bool{}
+	out := []Permission{}
+	for _, n := range names {
+		p := Permission(strings.TrimSpace(n))
+		if !p.Valid() {
+			return nil, fmt.Errorf("unknown permission %q", n)
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}
+
+// Valid reports whether p is a known permission.
+func (p Permission) Valid() bool {
+	for _, q := range AllPermissions {
+		if p == q {
+			return true
+		}
+	}
+	return false
+}
+
+// Workspace is a tenant: every resource belongs to exactly one.
+type Workspace struct {
+	ID        string // a UUID
+	Name      string
+	Plan      Plan
+	CreatedAt time.Time
+}
+
+// APIKey is a key as stored: its value is kept only as a SHA-256 hash.
+type APIKey struct {
+	ID          string
+	WorkspaceID string
+	Name        string
+	Hash        string
+	Permissions []Permission
+	CreatedAt   time.Time
+}
+
+// Has reports whether the key holds permission p.
+func (k *APIKey) Has(p Permission) bool {
+	for _, q := range k.Permissions {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// HashKey returns the stored form of an API key value. Key values carry 238
+// bits of randomness, so a fast hash is enough: a slow one would only slow every
+// request down.
+func HashKey(value string) string {
+	sum := sha256.Sum256([]byte(value))
+	return hex.EncodeToString(sum[:])
+}
+
+// Store keeps workspaces and API keys.
+type Store interface {
+	CreateWorkspace(ctx context.Context, w *Workspace) error
+	// GetWorkspace returns the workspace or NOT_FOUND.
+	GetWorkspace(ctx context.Context, id string) (*Workspace, error)
+	// FindWorkspaceByName returns the oldest workspace with the name, or NOT_FOUND.
+	FindWorkspaceByName(ctx context.Context, name string) (*Workspace, error)
+	// SetPlan changes the workspace's plan, or fails with NOT_FOUND.
+	SetPlan(ctx context.Context, id string, plan Plan) error
+	// CreateAPIKey stores k (its hash, never its value).
+	CreateAPIKey(ctx context.Context, k *APIKey) error
+	// APIKeyByHash returns the key with the hash, or NOT_FOUND.
+	APIKeyByHash(ctx context.Context, hash string) (*APIKey, error)
+	// ListAPIKeys returns a page of the workspace's keys, oldest first, and their total.
+	ListAPIKeys(ctx context.Context, workspaceID string, offset, limit int) ([]*APIKey, int, error)
+	// DeleteAPIKey removes the workspace's key, or fails with NOT_FOUND.
+	DeleteAPIKey(ctx context.Context, workspaceID, id string) error
+}
+
+// NewAPIKey makes a key of the workspace: it returns the record to store and
+// the key value, which exists nowhere else and is shown to the user once.
+func NewAPIKey(workspaceID, name string, perms []Permission, now time.Time) (*APIKey, string) {
+	value := id.APIKey()
+	return &APIKey{
+		ID:          id.New(id.Key),
+		WorkspaceID: workspaceID,
+		Name:        name,
+		Hash:        HashKey(value),
+		Permissions: perms,
+		CreatedAt:   now.UTC().Truncate(time.Microsecond),
+	}, value
+}
