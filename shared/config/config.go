@@ -197,6 +197,12 @@ var options = []option{
 	{"SHORTLINK_STRIPE_WEBHOOK_SECRET", "", func(c *Config, v string) error { c.StripeWebhookSecret = v; return nil }},
 }
 
+// secret settings are never repeated in an error: they may hold passwords.
+var secret = map[string]bool{
+	"SHORTLINK_BOOTSTRAP_API_KEY": true, "SHORTLINK_DATABASE_URL": true, "SHORTLINK_CLICKHOUSE_URL": true,
+	"SHORTLINK_REDIS_URL": true, "SHORTLINK_STRIPE_SECRET_KEY": true, "SHORTLINK_STRIPE_WEBHOOK_SECRET": true,
+}
+
 // Load reads every setting from getenv (os.Getenv when nil). The error names the
 // first bad setting: "SHORTLINK_API_ADDR=abc: must be host:port".
 func Load(getenv func(string) string) (*Config, error) {
@@ -210,6 +216,9 @@ func Load(getenv func(string) string) (*Config, error) {
 			v = o.def
 		}
 		if err := o.parse(c, v); err != nil {
+			if secret[o.name] {
+				return nil, fmt.Errorf("invalid setting %s (value hidden): %w", o.name, err)
+			}
 			return nil, fmt.Errorf("invalid setting %s=%q: %w", o.name, v, err)
 		}
 	}
@@ -273,6 +282,11 @@ func domainName(dst *string, v string) error {
 	u, err := url.Parse("http://" + v)
 	if err != nil || u.Host != v || u.Hostname() == "" || u.Path != "" || strings.ContainsAny(v, "/?#@ ") {
 		return fmt.Errorf("must be a host name with an optional port, like sho.rt or localhost:8081")
+	}
+	if port := u.Port(); port != "" || strings.HasSuffix(v, ":") {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("port %q is not a number from 1 to 65535", port)
+		}
 	}
 	*dst = strings.ToLower(v)
 	return nil

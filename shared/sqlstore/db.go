@@ -61,7 +61,7 @@ func Open(ctx context.Context, databaseURL, dataDir string) (*Store, error) {
 // takes the write lock at its start so that none fails half-way.
 func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
-		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open SQLite %s: %w", path, err)
