@@ -18,15 +18,41 @@ import (
 
 	"shortlink.dev/controlplane/admin"
 	"shortlink.dev/controlplane/server"
+	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/sqlstore"
+	"shortlink.dev/shared/stats"
 )
 
-// Program describes a binary: its name and whether it serves without a command.
+// Program describes a binary: its name, whether it serves without a command,
+// and the other planes it runs beside the API.
 type Program struct {
 	Name string
 	// ServeByDefault runs serve when no command is given.
 	ServeByDefault bool
+	// Planes, when set, starts the planes that run in the same process.
+	Planes func(ctx context.Context, env Env) (*Planes, error)
+}
+
+// Env is what the planes of one process share.
+type Env struct {
+	Config   *config.Config
+	Store    *sqlstore.Store
+	Logger   *slog.Logger
+	Registry *prometheus.Registry
+}
+
+// Planes are the edge and analytics planes running beside the API.
+type Planes struct {
+	// Changes carries link changes from the API to the edges.
+	Changes bus.LinkChanges
+	// Stats answers link statistics.
+	Stats stats.Reader
+	// Banner lines are printed after the API's.
+	Banner []string
+	// Stop stops the planes gracefully: requests in flight finish and buffered
+	// clicks are stored. It runs before the API stops.
+	Stop func(ctx context.Context) error
 }
 
 func (p Program) usage() string {
@@ -84,14 +110,36 @@ func serve(ctx context.Context, p Program, stdout, stderr io.Writer) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv, err := server.Listen(server.Options{Config: cfg, Store: st, Limiter: server.NewMemoryLimiter(), Logger: log, Registry: reg})
+	opts := server.Options{Config: cfg, Store: st, Limiter: server.NewMemoryLimiter(), Logger: log, Registry: reg}
+	planes := &Planes{}
+	if p.Planes != nil {
+		if planes, err = p.Planes(ctx, Env{Config: cfg, Store: st, Logger: log, Registry: reg}); err != nil {
+			return err
+		}
+		opts.Changes, opts.Stats = planes.Changes, planes.Stats
+	}
+	stopPlanes := func() {
+		if planes.Stop == nil {
+			return
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := planes.Stop(sctx); err != nil {
+			log.Error("stopping planes", "err", err)
+		}
+	}
+	srv, err := server.Listen(opts)
 	if err != nil {
+		stopPlanes()
 		return fmt.Errorf("cannot listen on SHORTLINK_API_ADDR=%s: %w", cfg.APIAddr, err)
 	}
 
 	fmt.Fprintf(stdout, "%s is running\n", p.Name)
 	fmt.Fprintf(stdout, "  API:         http://%s/api/v1\n", srv.Addr())
 	fmt.Fprintf(stdout, "  Short links: %s://%s/\n", cfg.ShortURLScheme, cfg.DefaultDomain)
+	for _, line := range planes.Banner {
+		fmt.Fprintf(stdout, "  %s\n", line)
+	}
 	if key != "" {
 		fmt.Fprintf(stdout, "  API key:     %s\n", key)
 		fmt.Fprintln(stdout, "               (all permissions; shown only this once: keep it somewhere safe)")
@@ -106,10 +154,12 @@ func serve(ctx context.Context, p Program, stdout, stderr io.Writer) error {
 	go func() { errc <- srv.Serve() }()
 	select {
 	case err := <-errc:
+		stopPlanes()
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: finishing requests in flight")
+	log.Info("shutting down: finishing requests in flight and storing buffered clicks")
+	stopPlanes()
 	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)

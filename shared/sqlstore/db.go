@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	sqlitedriver "modernc.org/sqlite"  // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 //go:embed migrations/*.sql
@@ -67,7 +68,31 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("cannot open SQLite %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(8)
+	if err := pingSQLite(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("cannot open SQLite %s: %w", path, err)
+	}
 	return open(ctx, db, sqlite)
+}
+
+// pingSQLite opens the first connection. Turning a new file to WAL needs an
+// exclusive lock, and when several processes start on a new file together
+// SQLite may answer SQLITE_BUSY at once instead of waiting busy_timeout: retry
+// for as long as busy_timeout would have waited.
+func pingSQLite(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := db.PingContext(ctx)
+		var e *sqlitedriver.Error
+		if err == nil || !errors.As(err, &e) || e.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // OpenPostgres connects to PostgreSQL.

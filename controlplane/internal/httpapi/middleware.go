@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -160,8 +161,23 @@ func notFound(a *API) http.HandlerFunc {
 	}
 }
 
+// methodNotAllowed answers 405 with the Allow header that RFC 9110 §15.5.6
+// requires; chi sets it only in its own default handler.
 func methodNotAllowed(a *API) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		path := r.URL.RawPath
+		if path == "" {
+			path = r.URL.Path
+		}
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+			if a.router.Match(chi.NewRouteContext(), m, path) {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+		}
 		a.writeError(w, r, fault.New(fault.MethodNotAllowed, "method %s is not allowed on %s", r.Method, r.URL.Path))
 	}
 }

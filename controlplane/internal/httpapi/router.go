@@ -16,9 +16,11 @@ import (
 
 	"shortlink.dev/controlplane/internal/links"
 	"shortlink.dev/controlplane/internal/ratelimit"
+	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/link"
+	"shortlink.dev/shared/stats"
 	"shortlink.dev/shared/workspace"
 )
 
@@ -38,8 +40,10 @@ type Options struct {
 	Logger  *slog.Logger
 	// Registry receives the API's metrics and is served at /metrics.
 	Registry *prometheus.Registry
-	// Clicks counts clicks for /usage; nil counts none.
-	Clicks ClickCounter
+	// Stats answers GET /links/:id/stats and the clicks of /usage.
+	Stats stats.Reader
+	// Changes, when set, carries every link change to the edges' caches.
+	Changes bus.LinkChanges
 }
 
 // API is the control plane's HTTP API.
@@ -48,7 +52,7 @@ type API struct {
 	store   Store
 	links   *links.Service
 	limiter ratelimit.Limiter
-	clicks  ClickCounter
+	stats   stats.Reader
 	log     *slog.Logger
 	metrics *metrics
 	reg     *prometheus.Registry
@@ -72,11 +76,19 @@ func New(o Options) *API {
 		store:   o.Store,
 		links:   links.New(o.Store, o.Config),
 		limiter: o.Limiter,
-		clicks:  o.Clicks,
+		stats:   o.Stats,
 		log:     o.Logger,
 		metrics: newMetrics(o.Registry),
 		reg:     o.Registry,
 		now:     time.Now,
+	}
+	if o.Changes != nil {
+		a.links.Changed = func(ctx context.Context, c bus.LinkChange) {
+			if err := o.Changes.PublishLinkChange(ctx, c); err != nil {
+				// The change is stored; edges still drop the old entry when it expires.
+				a.log.ErrorContext(ctx, "publishing a link change failed", "link", c.LinkID, "err", err)
+			}
+		}
 	}
 	a.router = a.routes()
 	return a
@@ -107,6 +119,7 @@ func (a *API) routes() chi.Router {
 		r.With(a.need(workspace.LinksRead)).Get("/links/{id}", a.getLink)
 		r.With(a.need(workspace.LinksWrite)).Patch("/links/{id}", a.updateLink)
 		r.With(a.need(workspace.LinksWrite)).Delete("/links/{id}", a.deleteLink)
+		r.With(a.need(workspace.AnalyticsRead)).Get("/links/{id}/stats", a.linkStats)
 
 		r.With(a.need(workspace.KeysWrite)).Get("/api-keys", a.listKeys)
 		r.With(a.need(workspace.KeysWrite)).Post("/api-keys", a.createKey)

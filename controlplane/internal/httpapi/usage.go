@@ -1,16 +1,9 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"time"
 )
-
-// ClickCounter counts a workspace's clicks since a time. The analytics plane
-// implements it; without one, clicks.thisPeriod is 0.
-type ClickCounter interface {
-	ClicksSince(ctx context.Context, workspaceID string, since time.Time) (int64, error)
-}
 
 type usageJSON struct {
 	Plan   string `json:"plan"`
@@ -57,8 +50,8 @@ func (a *API) usage(w http.ResponseWriter, r *http.Request) {
 	if limit := a.cfg.LinkLimit(ws.Plan); limit >= 0 {
 		u.Links.Limit = &limit
 	}
-	if a.clicks != nil {
-		if u.Clicks.ThisPeriod, err = a.clicks.ClicksSince(ctx, ws.ID, start); err != nil {
+	if a.stats != nil {
+		if u.Clicks.ThisPeriod, err = a.stats.ClicksSince(ctx, ws.ID, start); err != nil {
 			a.writeError(w, r, err)
 			return
 		}

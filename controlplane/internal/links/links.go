@@ -11,6 +11,7 @@ import (
 
 	"github.com/alexedwards/argon2id"
 
+	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/fault"
@@ -58,6 +59,9 @@ type Store interface {
 type Service struct {
 	Store  Store
 	Config *config.Config
+	// Changed, when set, is told of every stored change of a link, with the
+	// domain and slug it had before and after (the edges evict both).
+	Changed func(ctx context.Context, c bus.LinkChange)
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 }
@@ -103,7 +107,19 @@ func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, keyID str
 		if err != nil {
 			return nil, err
 		}
+		// Edges may cache the slug's absence: tell them it exists now.
+		s.changed(ctx, l, l.Domain, l.Slug)
 		return l, nil
+	}
+}
+
+func (s *Service) changed(ctx context.Context, l *link.Link, oldDomain, oldSlug string) {
+	if s.Changed == nil {
+		return
+	}
+	s.Changed(ctx, bus.LinkChange{LinkID: l.ID, Domain: l.Domain, Slug: l.Slug})
+	if oldDomain != l.Domain || oldSlug != l.Slug {
+		s.Changed(ctx, bus.LinkChange{LinkID: l.ID, Domain: oldDomain, Slug: oldSlug})
 	}
 }
 
@@ -118,6 +134,7 @@ func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, linkID st
 	if err != nil {
 		return nil, err
 	}
+	oldDomain, oldSlug := l.Domain, l.Slug
 	if err := s.apply(ctx, l, &in, false); err != nil {
 		return nil, err
 	}
@@ -131,6 +148,7 @@ func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, linkID st
 	if err := s.Store.UpdateLink(ctx, l, s.Config.LinkLimit(ws.Plan)); err != nil {
 		return nil, err
 	}
+	s.changed(ctx, l, oldDomain, oldSlug)
 	return l, nil
 }
 
@@ -149,6 +167,7 @@ func (s *Service) Archive(ctx context.Context, ws *workspace.Workspace, linkID s
 	if err := s.Store.UpdateLink(ctx, l, -1); err != nil {
 		return nil, err
 	}
+	s.changed(ctx, l, l.Domain, l.Slug)
 	return l, nil
 }
 

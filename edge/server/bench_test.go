@@ -1,0 +1,117 @@
+package server
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"shortlink.dev/shared/bus"
+	"shortlink.dev/shared/click"
+	"shortlink.dev/shared/config"
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/link"
+)
+
+// mapSource serves links from a map: the benchmarks measure the handler, not a store.
+type mapSource map[string]*link.Link
+
+func (m mapSource) ResolveLink(_ context.Context, domain, slug string) (*link.Link, error) {
+	if l, ok := m[domain+"/"+slug]; ok {
+		return l, nil
+	}
+	return nil, fault.NotFoundf("link")
+}
+func (m mapSource) IsVerifiedDomain(context.Context, string) (bool, error)  { return false, nil }
+func (m mapSource) ChargeClick(context.Context, string) (bool, error)       { return true, nil }
+func (m mapSource) ClickLimitReached(context.Context, string) (bool, error) { return false, nil }
+
+// NewBenchEdge returns an edge on an in-memory source holding one link,
+// localhost:8081/bench → https://example.com/landing?a=1, and a bus whose
+// clicks are drained and discarded.
+func newBenchEdge(tb testing.TB) *Edge {
+	tb.Helper()
+	cfg, err := config.Load(func(string) string { return "" })
+	if err != nil {
+		tb.Fatal(err)
+	}
+	src := mapSource{"localhost:8081/bench": {
+		ID: "lnk_bench", WorkspaceID: "ws", Domain: "localhost:8081", Slug: "bench",
+		DestinationURL: "https://example.com/landing?a=1", Tags: []string{},
+	}}
+	b := bus.NewMemory(bus.MemoryOptions{})
+	go b.Consume(func(context.Context, []click.Event) error { return nil })
+	tb.Cleanup(func() { b.Close(context.Background()) })
+	e, err := New(Options{Config: cfg, Source: src, Clicks: b, Secret: []byte("bench-secret")})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e
+}
+
+func benchRequest(uri string) *fasthttp.RequestCtx {
+	var req fasthttp.Request
+	req.SetRequestURI(uri)
+	req.Header.SetHost("localhost:8081")
+	req.Header.SetUserAgent("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36")
+	ctx := &fasthttp.RequestCtx{}
+	ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(203, 0, 113, 7), Port: 5555}, nil)
+	return ctx
+}
+
+// BenchmarkRedirectCacheHit measures one redirect whose link is cached: the
+// hot path. It must not allocate.
+func BenchmarkRedirectCacheHit(b *testing.B) {
+	e := newBenchEdge(b)
+	ctx := benchRequest("/bench")
+	e.Handle(ctx) // load the link and the user agent into the caches
+	e.links.Wait()
+	e.agents.Wait()
+	ctx.Response.Reset()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.Handle(ctx)
+		if ctx.Response.StatusCode() != fasthttp.StatusFound {
+			b.Fatalf("status %d", ctx.Response.StatusCode())
+		}
+		ctx.Response.Reset()
+	}
+}
+
+// BenchmarkRedirectWithQuery merges the request's query into the target.
+func BenchmarkRedirectWithQuery(b *testing.B) {
+	e := newBenchEdge(b)
+	ctx := benchRequest("/bench?ref=newsletter&utm_source=x")
+	e.Handle(ctx)
+	e.links.Wait()
+	e.agents.Wait()
+	ctx.Response.Reset()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.Handle(ctx)
+		ctx.Response.Reset()
+	}
+}
+
+func TestCacheHitRedirectDoesNotAllocate(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts are meaningless under -race")
+	}
+	e := newBenchEdge(t)
+	ctx := benchRequest("/bench")
+	e.Handle(ctx)
+	e.links.Wait()
+	e.agents.Wait()
+	time.Sleep(10 * time.Millisecond)
+	allocs := testing.AllocsPerRun(1000, func() {
+		ctx.Response.Reset()
+		e.Handle(ctx)
+	})
+	if allocs != 0 {
+		t.Fatalf("a cache-hit redirect allocates %.1f times; the hot path must not allocate", allocs)
+	}
+}

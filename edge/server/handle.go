@@ -1,0 +1,247 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+	"unsafe"
+
+	"github.com/alexedwards/argon2id"
+	"github.com/cespare/xxhash/v2"
+	"github.com/valyala/fasthttp"
+
+	"shortlink.dev/edge/internal/page"
+	"shortlink.dev/edge/internal/target"
+	"shortlink.dev/edge/internal/visitor"
+	"shortlink.dev/shared/click"
+	"shortlink.dev/shared/link"
+)
+
+// Header names and values, as bytes once: SetCanonical skips the
+// normalisation that Set does on every call.
+var (
+	headerLocation     = []byte("Location")
+	headerCacheControl = []byte("Cache-Control")
+	valueNoStore       = []byte("no-store")
+)
+
+// loadTimeout bounds a cache miss's read of the store.
+const loadTimeout = 3 * time.Second
+
+// Handle answers one request: the redirect pipeline resolve → decide → respond
+// → track. It is where every redirect is decided.
+func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
+	now := e.now()
+	defer func() { e.metrics.latency.Observe(e.now().Sub(now).Seconds()) }()
+
+	path := ctx.Path()
+	switch string(path) {
+	case "/healthz":
+		ctx.SetContentType("text/plain; charset=utf-8")
+		ctx.SetBodyString("ok\n")
+		return
+	case "/metrics":
+		e.promH(ctx)
+		return
+	}
+	get, head, post := ctx.IsGet(), ctx.IsHead(), ctx.IsPost()
+	if !get && !head && !post {
+		ctx.Response.Header.Set("Allow", "GET, HEAD, POST")
+		e.page(ctx, fasthttp.StatusMethodNotAllowed, page.NotFound, e.metrics.notFound)
+		return
+	}
+	slug := path[1:]
+	if !validSlug(slug) {
+		e.page(ctx, fasthttp.StatusNotFound, page.NotFound, e.metrics.notFound)
+		return
+	}
+
+	var hostBuf [256]byte
+	domain := e.domainFor(ctx, lowerHost(hostBuf[:0], ctx.Host()))
+	l, err := e.lookup(ctx, domain, slug)
+	if err != nil {
+		e.log.Error("link lookup failed", "domain", domain, "slug", string(slug), "err", err)
+		ctx.Response.Header.Set("Retry-After", "5")
+		e.page(ctx, fasthttp.StatusServiceUnavailable, page.Unavailable, e.metrics.failed)
+		return
+	}
+	if l.Absent || l.Archived {
+		e.page(ctx, fasthttp.StatusNotFound, page.NotFound, e.metrics.notFound)
+		return
+	}
+	if l.Expired(now) {
+		e.gone(ctx, l)
+		return
+	}
+
+	ua := ctx.UserAgent()
+	agent := e.agents.Parse(ua)
+	counted := !head && !agent.Bot
+
+	if l.PasswordHash != "" && !e.cookie.valid(ctx, l, now) {
+		if !e.unlock(ctx, l, now) {
+			return
+		}
+	} else if post {
+		ctx.Response.Header.Set("Allow", "GET, HEAD")
+		e.page(ctx, fasthttp.StatusMethodNotAllowed, page.NotFound, e.metrics.notFound)
+		return
+	}
+
+	if l.HasLimit && !e.allowedByLimit(ctx, l, counted) {
+		e.gone(ctx, l)
+		return
+	}
+
+	ip := e.clientIP(ctx)
+	place := e.geo.Lookup(ip)
+	to := l.Choose(target.Client{OS: agent.OS, Country: place.Country, Device: agent.Device})
+	var qrID string
+	trigger := click.TriggerLink
+	if args := ctx.QueryArgs(); args.Len() > 0 {
+		if qr := args.Peek("qr"); len(qr) > 0 {
+			qrID, trigger = string(qr), click.TriggerQR
+		}
+		to = target.Merge(to, queryValues(args))
+	}
+	if to == "" {
+		e.log.Error("link has no usable target", "link", l.ID)
+		e.page(ctx, fasthttp.StatusNotFound, page.NotFound, e.metrics.notFound)
+		return
+	}
+	h := &ctx.Response.Header
+	// The target's bytes are only read: SetCanonical copies them into the header.
+	h.SetCanonical(headerLocation, unsafe.Slice(unsafe.StringData(to), len(to)))
+	h.SetCanonical(headerCacheControl, valueNoStore)
+	ctx.SetStatusCode(fasthttp.StatusFound)
+	e.metrics.redirects.Inc()
+
+	if head {
+		return
+	}
+	ev := click.Event{
+		V: click.Version, ID: click.NewEventID(), Time: now.UTC(),
+		LinkID: l.ID, WorkspaceID: l.WorkspaceID, Domain: l.Domain, Slug: l.Slug, Target: to,
+		Country: place.Country, City: place.City, Device: agent.Device, Browser: agent.Browser, OS: agent.OS,
+		Trigger: trigger, QRID: qrID, Bot: agent.Bot,
+		Visitor: e.hasher.Visitor(now, ip, xxhash.Sum64(ua)),
+	}
+	if ref := ctx.Referer(); len(ref) > 0 {
+		ev.Referrer = visitor.ReferrerHost(ref)
+	}
+	if agent.Bot {
+		e.metrics.bots.Inc()
+	}
+	if !e.clicks.Offer(ev) {
+		e.metrics.dropped.Inc()
+	}
+}
+
+// allowedByLimit charges a counted click against the link's clickLimit, or, for
+// HEAD and bots, which use up nothing, only checks that some is left.
+func (e *Edge) allowedByLimit(ctx *fasthttp.RequestCtx, l *target.Link, counted bool) bool {
+	c, cancel := context.WithTimeout(ctx, loadTimeout)
+	defer cancel()
+	if counted {
+		ok, err := e.src.ChargeClick(c, l.ID)
+		if err != nil {
+			// Failing closed would take a limited link down with the store;
+			// failing open could overshoot the limit. An unreachable store is
+			// rare and brief: redirect, and log it.
+			e.log.Error("click limit charge failed; redirecting uncharged", "link", l.ID, "err", err)
+			return true
+		}
+		return ok
+	}
+	reached, err := e.src.ClickLimitReached(c, l.ID)
+	return err != nil || !reached
+}
+
+// gone answers an expired or used-up link: its expiredUrl, or the 410 page.
+func (e *Edge) gone(ctx *fasthttp.RequestCtx, l *target.Link) {
+	if l.ExpiredURL != "" {
+		ctx.Response.Header.Set("Location", l.ExpiredURL)
+		ctx.Response.Header.Set("Cache-Control", "no-store")
+		ctx.SetStatusCode(fasthttp.StatusFound)
+		e.metrics.gone.Inc()
+		return
+	}
+	e.page(ctx, fasthttp.StatusGone, page.Gone, e.metrics.gone)
+}
+
+// unlock handles a password-protected link without a valid unlock cookie. It
+// reports true when the request carried the right password (the redirect goes
+// on); otherwise it has answered with the form, or 429 after too many wrong tries.
+func (e *Edge) unlock(ctx *fasthttp.RequestCtx, l *target.Link, now time.Time) bool {
+	if !ctx.IsPost() {
+		e.page(ctx, fasthttp.StatusUnauthorized, page.Password, e.metrics.password)
+		return false
+	}
+	key := e.clientIP(ctx).String() + "|" + l.ID
+	if e.tries.blocked(key, now) {
+		ctx.Response.Header.Set("Retry-After", fmt.Sprint(int(e.tries.window/time.Second)))
+		e.page(ctx, fasthttp.StatusTooManyRequests, page.TooMany, e.metrics.tooMany)
+		return false
+	}
+	pw := ctx.PostArgs().Peek("password")
+	ok := false
+	if len(pw) > 0 && len(pw) <= 4*link.MaxPasswordLen {
+		ok, _ = argon2id.ComparePasswordAndHash(string(pw), l.PasswordHash)
+	}
+	if !ok {
+		e.tries.fail(key, now)
+		e.page(ctx, fasthttp.StatusUnauthorized, page.WrongPassword, e.metrics.password)
+		return false
+	}
+	e.cookie.set(ctx, l, now)
+	return true
+}
+
+func (e *Edge) page(ctx *fasthttp.RequestCtx, status int, body []byte, c counter) {
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("text/html; charset=utf-8")
+	ctx.Response.Header.Set("Content-Security-Policy", page.CSP)
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	ctx.Response.Header.Set("X-Content-Type-Options", "nosniff")
+	ctx.SetBody(body)
+	c.Inc()
+}
+
+type counter interface{ Inc() }
+
+// validSlug is link.ValidSlug on bytes, so that junk paths never reach the store.
+func validSlug(s []byte) bool {
+	if len(s) == 0 || len(s) > link.MaxSlugLen {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerHost appends host in lower case to dst (hosts are case-insensitive).
+func lowerHost(dst, host []byte) []byte {
+	if len(host) > cap(dst) {
+		return bytes.ToLower(host)
+	}
+	for _, c := range host {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+func queryValues(args *fasthttp.Args) url.Values {
+	q := make(url.Values, args.Len())
+	for k, v := range args.All() {
+		q[string(k)] = append(q[string(k)], string(v))
+	}
+	return q
+}

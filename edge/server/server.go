@@ -1,0 +1,289 @@
+// Package server is the edge: a fasthttp server that answers GET /{slug} on a
+// short domain with a redirect, decided from a compiled link held in a
+// ristretto cache. A redirect on a cache hit does no I/O and allocates nothing;
+// the click is handed to a bounded producer that never blocks.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/dgraph-io/ristretto/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+	"golang.org/x/sync/singleflight"
+
+	"shortlink.dev/edge/internal/target"
+	"shortlink.dev/edge/internal/visitor"
+	"shortlink.dev/shared/bus"
+	"shortlink.dev/shared/config"
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/link"
+)
+
+// Source is where the edge reads links on a cache miss, and charges clicks
+// against click limits (the one write per click, for limited links only).
+type Source interface {
+	ResolveLink(ctx context.Context, domain, slug string) (*link.Link, error)
+	IsVerifiedDomain(ctx context.Context, name string) (bool, error)
+	ChargeClick(ctx context.Context, linkID string) (bool, error)
+	ClickLimitReached(ctx context.Context, linkID string) (bool, error)
+}
+
+// Options wire the edge.
+type Options struct {
+	Config *config.Config
+	Source Source
+	// Clicks receives a click event for every redirect of a GET or POST.
+	Clicks bus.ClickProducer
+	// Changes, when set, delivers link changes that evict cached links.
+	Changes bus.LinkChanges
+	// Secret keys the visitor hash and the password cookies; every edge of a
+	// deployment must share it.
+	Secret   []byte
+	Logger   *slog.Logger
+	Registry *prometheus.Registry
+	// LinkTTL and AbsentTTL bound how long a cached link or a cached absence
+	// lives when no change evicts it (defaults 5 min and 1 min).
+	LinkTTL, AbsentTTL time.Duration
+	// Now is the clock; tests may replace it.
+	Now func() time.Time
+}
+
+// Edge is the redirector.
+type Edge struct {
+	cfg     *config.Config
+	src     Source
+	clicks  bus.ClickProducer
+	log     *slog.Logger
+	now     func() time.Time
+	linkTTL time.Duration
+	absTTL  time.Duration
+
+	links   *ristretto.Cache[uint64, *target.Link]
+	loads   singleflight.Group
+	gen     atomic.Uint64 // bumped by every eviction; a load that raced one is not cached
+	domains domainCache
+
+	agents *visitor.Agents
+	geo    *visitor.Geo
+	hasher *visitor.Hasher
+	cookie cookieSigner
+	tries  *tryCounter
+
+	metrics *metrics
+	promH   fasthttp.RequestHandler
+	srv     *fasthttp.Server
+}
+
+// New returns an edge. It opens the GeoIP database when one is configured.
+func New(o Options) (*Edge, error) {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.LinkTTL <= 0 {
+		o.LinkTTL = 5 * time.Minute
+	}
+	if o.AbsentTTL <= 0 {
+		o.AbsentTTL = time.Minute
+	}
+	if len(o.Secret) == 0 {
+		return nil, errors.New("edge: a secret is required")
+	}
+	e := &Edge{
+		cfg: o.Config, src: o.Source, clicks: o.Clicks, log: o.Logger, now: o.Now,
+		linkTTL: o.LinkTTL, absTTL: o.AbsentTTL,
+		hasher: visitor.NewHasher(o.Secret), cookie: cookieSigner{key: o.Secret},
+		tries:   newTryCounter(10, 5*time.Minute),
+		metrics: newMetrics(o.Registry),
+	}
+	e.domains.init(o.Config.DefaultDomain)
+	var err error
+	if e.links, err = ristretto.NewCache(&ristretto.Config[uint64, *target.Link]{
+		NumCounters: 1 << 20, MaxCost: 1 << 17, BufferItems: 64,
+	}); err != nil {
+		return nil, err
+	}
+	if e.agents, err = visitor.NewAgents(1 << 14); err != nil {
+		return nil, err
+	}
+	if o.Config.GeoIPDB != "" {
+		if e.geo, err = visitor.OpenGeo(o.Config.GeoIPDB); err != nil {
+			return nil, err
+		}
+	}
+	e.promH = fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{}))
+	if o.Changes != nil {
+		o.Changes.SubscribeLinkChanges(func(c bus.LinkChange) { e.Evict(c.Domain, c.Slug) })
+	}
+	e.srv = &fasthttp.Server{
+		Handler:               e.Handle,
+		Name:                  "shortlink",
+		NoDefaultServerHeader: true,
+		NoDefaultContentType:  true,
+		ReadTimeout:           10 * time.Second,
+		WriteTimeout:          10 * time.Second,
+		IdleTimeout:           90 * time.Second,
+		MaxRequestBodySize:    64 << 10,
+		Logger:                slogPrinter{o.Logger},
+	}
+	return e, nil
+}
+
+// Serve answers requests on ln until Shutdown.
+func (e *Edge) Serve(ln net.Listener) error { return e.srv.Serve(ln) }
+
+// Shutdown stops accepting connections and waits, until ctx ends, for the
+// requests in flight; their clicks are in the producer when it returns.
+func (e *Edge) Shutdown(ctx context.Context) error {
+	err := e.srv.ShutdownWithContext(ctx)
+	e.links.Close()
+	e.agents.Close()
+	e.geo.Close()
+	return err
+}
+
+// Evict forgets the cached link (or absence) of domain+slug.
+func (e *Edge) Evict(domain, slug string) {
+	e.gen.Add(1)
+	e.links.Del(linkKey([]byte(domain), []byte(slug)))
+}
+
+// linkKey hashes domain and slug into the cache key. The cached value carries
+// its domain and slug, and lookup compares them, so a hash collision is a miss,
+// never a wrong link.
+func linkKey(domain, slug []byte) uint64 {
+	var buf [400]byte
+	n := copy(buf[:], domain)
+	if n < len(buf) {
+		buf[n] = 0
+		n++
+	}
+	n += copy(buf[n:], slug)
+	return xxhash.Sum64(buf[:n])
+}
+
+// lookup returns the compiled link of domain+slug, from the cache or the source.
+func (e *Edge) lookup(ctx context.Context, domain string, slug []byte) (*target.Link, error) {
+	key := linkKey([]byte(domain), slug)
+	if l, ok := e.links.Get(key); ok && l.Domain == domain && l.Slug == string(slug) {
+		e.metrics.cacheHits.Inc()
+		return l, nil
+	}
+	e.metrics.cacheMisses.Inc()
+	s := string(slug)
+	v, err, _ := e.loads.Do(domain+"\x00"+s, func() (any, error) {
+		gen := e.gen.Load()
+		l, err := e.src.ResolveLink(ctx, domain, s)
+		var c *target.Link
+		ttl := e.linkTTL
+		switch {
+		case fault.Is(err, fault.NotFound):
+			c, ttl = target.Absent(domain, s), e.absTTL
+		case err != nil:
+			return nil, err
+		default:
+			c = target.Compile(l)
+		}
+		// A change evicted this key while we read: what we read may be older
+		// than the change, so it is served once and not cached.
+		if e.gen.Load() == gen {
+			e.links.SetWithTTL(key, c, 1, ttl)
+		}
+		return c, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*target.Link), nil
+}
+
+// domainCache maps a request's Host to the domain its links live on: a
+// verified custom domain, or the default domain for every other host.
+type domainCache struct {
+	def string
+	mu  sync.RWMutex
+	m   map[string]domainEntry
+}
+
+type domainEntry struct {
+	domain  string
+	expires int64
+}
+
+func (d *domainCache) init(def string) {
+	d.def = def
+	d.m = map[string]domainEntry{}
+}
+
+const domainTTL = time.Minute
+
+// domainFor returns the link domain of a lower-case host.
+func (e *Edge) domainFor(ctx context.Context, host []byte) string {
+	d := &e.domains
+	if string(host) == d.def || len(host) == 0 {
+		return d.def
+	}
+	now := e.now().UnixNano()
+	d.mu.RLock()
+	v, ok := d.m[string(host)]
+	d.mu.RUnlock()
+	if ok && v.expires > now {
+		return v.domain
+	}
+	h := string(host)
+	name := h
+	if hn, _, err := net.SplitHostPort(h); err == nil {
+		name = hn
+	}
+	domain := d.def
+	if verified, err := e.src.IsVerifiedDomain(ctx, name); err != nil {
+		e.log.Warn("custom domain lookup failed; serving the default domain", "host", h, "err", err)
+		return d.def
+	} else if verified {
+		domain = name
+	}
+	d.mu.Lock()
+	if len(d.m) > 100_000 {
+		d.m = map[string]domainEntry{} // unbounded Host values must not grow memory forever
+	}
+	d.m[h] = domainEntry{domain: domain, expires: now + int64(domainTTL)}
+	d.mu.Unlock()
+	return domain
+}
+
+// clientIP is the visitor's address; X-Forwarded-For counts only from
+// SHORTLINK_TRUSTED_PROXIES.
+func (e *Edge) clientIP(ctx *fasthttp.RequestCtx) netip.Addr {
+	remote, _ := netip.AddrFromSlice(ctx.RemoteIP())
+	remote = remote.Unmap()
+	if len(e.cfg.TrustedProxies) == 0 {
+		return remote
+	}
+	xff := ctx.Request.Header.Peek("X-Forwarded-For")
+	if len(xff) == 0 {
+		return remote
+	}
+	return resolveForwarded(remote, string(xff), e.cfg.TrustedProxies)
+}
+
+type slogPrinter struct{ log *slog.Logger }
+
+func (p slogPrinter) Printf(format string, args ...any) {
+	p.log.Warn("fasthttp", "msg", sprintf(format, args...))
+}

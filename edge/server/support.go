@@ -1,0 +1,150 @@
+package server
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+
+	"shortlink.dev/edge/internal/target"
+	"shortlink.dev/shared/clientip"
+)
+
+func resolveForwarded(remote netip.Addr, xff string, trusted []netip.Prefix) netip.Addr {
+	return clientip.Resolve(remote, xff, trusted)
+}
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+// unlockTTL is how long a right password keeps a link open in that browser.
+const unlockTTL = 24 * time.Hour
+
+// cookieSigner makes and checks the unlock cookie of a password-protected link:
+// "expiry.signature", the signature an HMAC of the link id, the expiry and the
+// password hash, so a new password locks every browser out again.
+type cookieSigner struct{ key []byte }
+
+func cookieName(l *target.Link) string { return "sl_unlock_" + l.ID }
+
+func (s cookieSigner) sign(l *target.Link, exp int64) string {
+	m := hmac.New(sha256.New, s.key)
+	m.Write([]byte(l.ID))
+	m.Write([]byte{0})
+	m.Write([]byte(strconv.FormatInt(exp, 10)))
+	m.Write([]byte{0})
+	m.Write([]byte(l.PasswordHash))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func (s cookieSigner) set(ctx *fasthttp.RequestCtx, l *target.Link, now time.Time) {
+	exp := now.Add(unlockTTL).Unix()
+	c := fasthttp.AcquireCookie()
+	defer fasthttp.ReleaseCookie(c)
+	c.SetKey(cookieName(l))
+	c.SetValue(strconv.FormatInt(exp, 10) + "." + s.sign(l, exp))
+	c.SetPath("/" + l.Slug)
+	c.SetMaxAge(int(unlockTTL / time.Second))
+	c.SetHTTPOnly(true)
+	c.SetSameSite(fasthttp.CookieSameSiteLaxMode)
+	ctx.Response.Header.SetCookie(c)
+}
+
+func (s cookieSigner) valid(ctx *fasthttp.RequestCtx, l *target.Link, now time.Time) bool {
+	v := ctx.Request.Header.Cookie(cookieName(l))
+	if len(v) == 0 {
+		return false
+	}
+	expS, sig, ok := strings.Cut(string(v), ".")
+	exp, err := strconv.ParseInt(expS, 10, 64)
+	if !ok || err != nil || exp < now.Unix() {
+		return false
+	}
+	return hmac.Equal([]byte(sig), []byte(s.sign(l, exp)))
+}
+
+// tryCounter counts wrong passwords per client and link in fixed windows.
+type tryCounter struct {
+	max    int
+	window time.Duration
+	mu     sync.Mutex
+	m      map[string]tries
+}
+
+type tries struct {
+	n     int
+	start time.Time
+}
+
+func newTryCounter(max int, window time.Duration) *tryCounter {
+	return &tryCounter{max: max, window: window, m: map[string]tries{}}
+}
+
+func (t *tryCounter) blocked(key string, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	v, ok := t.m[key]
+	return ok && now.Sub(v.start) < t.window && v.n >= t.max
+}
+
+func (t *tryCounter) fail(key string, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.m) > 100_000 {
+		for k, v := range t.m {
+			if now.Sub(v.start) >= t.window {
+				delete(t.m, k)
+			}
+		}
+	}
+	v, ok := t.m[key]
+	if !ok || now.Sub(v.start) >= t.window {
+		v = tries{start: now}
+	}
+	v.n++
+	t.m[key] = v
+}
+
+// metrics are the edge's Prometheus series, resolved once so that counting
+// costs no allocation on the hot path.
+type metrics struct {
+	redirects, notFound, gone, password, tooMany, failed prometheus.Counter
+	bots, dropped, cacheHits, cacheMisses                prometheus.Counter
+	latency                                              prometheus.Histogram
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	outcomes := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shortlink_edge_requests_total",
+		Help: "Edge requests by outcome: redirect, not_found, gone, password, too_many, error.",
+	}, []string{"outcome"})
+	newCounter := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	}
+	m := &metrics{
+		redirects:   outcomes.WithLabelValues("redirect"),
+		notFound:    outcomes.WithLabelValues("not_found"),
+		gone:        outcomes.WithLabelValues("gone"),
+		password:    outcomes.WithLabelValues("password"),
+		tooMany:     outcomes.WithLabelValues("too_many"),
+		failed:      outcomes.WithLabelValues("error"),
+		bots:        newCounter("shortlink_edge_bot_clicks_total", "Redirects of known bots (not counted as clicks)."),
+		dropped:     newCounter("shortlink_edge_clicks_dropped_total", "Click events dropped because the producer's buffer was full."),
+		cacheHits:   newCounter("shortlink_edge_cache_hits_total", "Link lookups answered by the cache."),
+		cacheMisses: newCounter("shortlink_edge_cache_misses_total", "Link lookups that read the store."),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "shortlink_edge_request_duration_seconds",
+			Help:    "Edge request latency.",
+			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1},
+		}),
+	}
+	reg.MustRegister(outcomes, m.bots, m.dropped, m.cacheHits, m.cacheMisses, m.latency)
+	return m
+}

@@ -1,0 +1,39 @@
+// Package bus carries what the planes tell each other: click events from the
+// edges to the analytics consumer, and link changes from the control plane to
+// every edge's cache. Memory is the in-process bus of the standalone binary;
+// Kafka implements the same interfaces at scale.
+package bus
+
+import (
+	"context"
+
+	"shortlink.dev/shared/click"
+)
+
+// ClickProducer takes click events from the edge. Offer never blocks: when the
+// buffer is full it drops the event, counts it and returns false.
+type ClickProducer interface {
+	Offer(e click.Event) bool
+	// Close flushes what is buffered and stops.
+	Close(ctx context.Context) error
+}
+
+// ClickHandler stores a batch of click events. It returns only when the batch
+// is stored (or failed); the bus redelivers a failed batch.
+type ClickHandler func(ctx context.Context, batch []click.Event) error
+
+// LinkChange says a link's record changed (updated, archived, restored,
+// deleted): caches of domain+slug must forget it.
+type LinkChange struct {
+	LinkID string `json:"linkId"`
+	Domain string `json:"domain"`
+	Slug   string `json:"slug"`
+}
+
+// LinkChanges publishes and delivers link changes.
+type LinkChanges interface {
+	// PublishLinkChange tells every subscriber, on every edge.
+	PublishLinkChange(ctx context.Context, c LinkChange) error
+	// SubscribeLinkChanges calls fn for every change published from now on.
+	SubscribeLinkChanges(fn func(LinkChange))
+}

@@ -1,0 +1,91 @@
+// Package click is the click event: what the edge records of one visit to a
+// short link, and what the analytics plane stores and counts.
+package click
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+)
+
+// Version is the schema version of Event. A consumer reads every version it
+// knows; fields are only ever added.
+const Version = 1
+
+// Trigger says how a visitor reached a link.
+type Trigger string
+
+// The triggers.
+const (
+	TriggerLink Trigger = "link"
+	TriggerQR   Trigger = "qr"
+)
+
+// Device kinds.
+const (
+	DeviceDesktop = "desktop"
+	DeviceMobile  = "mobile"
+	DeviceTablet  = "tablet"
+)
+
+// Event is one click. It holds no raw IP address: Visitor is a hash of the IP
+// and user agent with a salt that changes every day, enough to count distinct
+// visitors per day and useless to find anyone.
+type Event struct {
+	V           int       `json:"v"`
+	ID          EventID   `json:"id"`
+	Time        time.Time `json:"time"`
+	LinkID      string    `json:"linkId"`
+	WorkspaceID string    `json:"workspaceId"`
+	Domain      string    `json:"domain"`
+	Slug        string    `json:"slug"`
+	// Target is the URL the visitor was sent to.
+	Target   string  `json:"target"`
+	Country  string  `json:"country"` // ISO 3166-1 alpha-2, "" when unknown
+	City     string  `json:"city"`
+	Device   string  `json:"device"` // desktop, mobile, tablet
+	Browser  string  `json:"browser"`
+	OS       string  `json:"os"`
+	Referrer string  `json:"referrer"` // the referrer's host name, "" for none
+	Trigger  Trigger `json:"trigger"`
+	QRID     string  `json:"qrId,omitempty"`
+	Bot      bool    `json:"bot"`
+	Visitor  Visitor `json:"visitor"`
+}
+
+// EventID identifies an event; consumers drop a second copy of an id.
+type EventID [16]byte
+
+// NewEventID returns a random event id.
+func NewEventID() EventID {
+	var id EventID
+	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return id
+}
+
+// String returns the id in hex.
+func (id EventID) String() string { return hex.EncodeToString(id[:]) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (id EventID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (id *EventID) UnmarshalText(b []byte) error {
+	_, err := hex.Decode(id[:], b)
+	return err
+}
+
+// Visitor is the daily-salted hash of a visitor's IP and user agent.
+type Visitor [16]byte
+
+// String returns the hash in hex.
+func (v Visitor) String() string { return hex.EncodeToString(v[:]) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (v Visitor) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (v *Visitor) UnmarshalText(b []byte) error {
+	_, err := hex.Decode(v[:], b)
+	return err
+}

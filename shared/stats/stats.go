@@ -1,0 +1,48 @@
+// Package stats is the shape of a link's click statistics (spec §2.3, CONTRACT
+// §6) and the interface the analytics plane implements to answer them.
+package stats
+
+import (
+	"context"
+	"time"
+)
+
+// Count is one row of a breakdown.
+type Count struct {
+	Key   string
+	Count int64
+}
+
+// Day is one day of the time series.
+type Day struct {
+	Date  string // YYYY-MM-DD
+	Count int64
+}
+
+// LinkStats are a link's statistics over a range of days. Bots are excluded.
+type LinkStats struct {
+	TotalClicks  int64
+	UniqueClicks int64
+	// LastClickedAt is the time of the link's latest human click ever, nil before the first.
+	LastClickedAt *time.Time
+	ByCountry     []Count // "" country is reported as unknown by the API
+	ByDevice      []Count
+	ByBrowser     []Count
+	ByReferrer    []Count // key "direct" for no referrer
+	// OverTime lists every day of the range, oldest first, zero days included.
+	OverTime []Day
+}
+
+// Range is a range of whole UTC days, From and To included.
+type Range struct {
+	From, To time.Time // midnight UTC
+}
+
+// Reader answers statistics.
+type Reader interface {
+	// LinkStats returns the link's statistics over the range. Lists are sorted by
+	// count, descending (ties by key).
+	LinkStats(ctx context.Context, linkID string, r Range) (*LinkStats, error)
+	// ClicksSince counts the workspace's human clicks since a time.
+	ClicksSince(ctx context.Context, workspaceID string, since time.Time) (int64, error)
+}
