@@ -9,7 +9,7 @@ PKGS      := ./shared/... ./controlplane/... ./edge/... ./analytics/... ./deploy
 FUZZTIME  ?= 15s
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build run test test-short lint fmt vet staticcheck bench fuzz tidy clean
+.PHONY: all build run geoip test test-short lint fmt vet staticcheck bench fuzz tidy clean
 
 all: build
 
@@ -19,9 +19,21 @@ build:
 	$(GO) build -o $(BIN)/shortlink ./deploy/standalone
 	$(GO) build -o $(BIN)/controlplane ./controlplane/cmd/controlplane
 
-## run: the standalone server on SQLite under ./data (no other service needed)
+## run: the standalone server on SQLite under ./data (no other service needed);
+## it uses data/geoip.mmdb for countries when `make geoip` has fetched it
 run: build
+	@if [ -z "$$SHORTLINK_GEOIP_DB" ] && [ -f data/geoip.mmdb ]; then export SHORTLINK_GEOIP_DB=data/geoip.mmdb; fi; \
 	./$(BIN)/shortlink serve
+
+## geoip: fetch a freely licensed country database (IP to country, CC BY 4.0,
+## data by nro.net) from the npm registry into data/geoip.mmdb
+GEOIP_PACKAGE := @ip-location-db/geo-whois-asn-country-mmdb
+geoip:
+	@mkdir -p data/.geoip
+	cd data/.geoip && npm pack --silent $(GEOIP_PACKAGE) >/dev/null && tar -xzf *.tgz
+	cp "$$(find data/.geoip/package -name '*.mmdb' | head -n1)" data/geoip.mmdb
+	rm -rf data/.geoip
+	@echo "data/geoip.mmdb ready; make run uses it"
 
 ## test: every test, with the race detector
 test:
@@ -63,7 +75,7 @@ fuzz:
 
 ## tidy: go mod tidy in every module
 tidy:
-	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy); done
+	@for m in $(MODULES); do (cd $$m && GONOSUMDB=github.com/medama-io $(GO) mod tidy); done
 
 clean:
 	rm -rf $(BIN) $(TOOLS)
