@@ -43,6 +43,6 @@ type Reader interface {
 	// LinkStats returns the link's statistics over the range. Lists are sorted by
 	// count, descending (ties by key).
 	LinkStats(ctx context.Context, linkID string, r Range) (*LinkStats, error)
-	// ClicksSince counts the workspace's human clicks since a time.
+	// ClicksSince counts the workspace's human clicks at or after since.
 	ClicksSince(ctx context.Context, workspaceID string, since time.Time) (int64, error)
 }

@@ -1,0 +1,228 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"shortlink.dev/analytics/sqlite"
+	"shortlink.dev/analytics/statstest"
+	"shortlink.dev/shared/click"
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/sqlstore"
+	"shortlink.dev/shared/storetest"
+)
+
+// backend is the analytics store with the control-plane store on the same
+// file, where the suite's workspaces and links live.
+type backend struct {
+	*sqlite.Store
+	links *sqlstore.Store
+}
+
+func (b backend) NewWorkspace(t testing.TB) string {
+	t.Helper()
+	return storetest.MustCreateWorkspace(t, b.links).ID
+}
+
+func (b backend) NewLink(t testing.TB, workspaceID string) string {
+	t.Helper()
+	l := storetest.NewLink(workspaceID, storetest.UniqueDomain(), "s")
+	return storetest.MustCreateLink(t, b.links, l, -1).ID
+}
+
+func TestSQLite(t *testing.T) {
+	statstest.Run(t, func(t *testing.T) statstest.Backend {
+		return mustOpen(t, filepath.Join(t.TempDir(), "shortlink.db"))
+	})
+}
+
+// TestSQLiteSharedFile runs the suite with every subtest on one database file,
+// as the planes share one: the subtests must not see each other's clicks.
+func TestSQLiteSharedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shortlink.db")
+	statstest.Run(t, func(t *testing.T) statstest.Backend { return mustOpen(t, path) })
+}
+
+func TestOpen(t *testing.T) {
+	t.Run("OKTwice", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "shortlink.db")
+		b := mustOpen(t, path)
+		ws := b.NewWorkspace(t)
+		l := b.NewLink(t, ws)
+		e := click.Event{ID: click.NewEventID(), Time: time.Now(), LinkID: l, WorkspaceID: ws}
+		if err := b.WriteClicks(context.Background(), []click.Event{e}); err != nil {
+			t.Fatalf("write clicks: %v", err)
+		}
+		if err := b.Close(); err != nil {
+			t.Fatalf("close: %v", err)
+		}
+		again := mustOpen(t, path)
+		if n, _, err := again.LinkCounters(context.Background(), l); err != nil || n != 1 {
+			t.Fatalf("click_count after reopening: got %d, %v; want 1", n, err)
+		}
+		wantMigrations(t, path)
+	})
+
+	t.Run("OKConcurrent", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "shortlink.db")
+		mustOpenLinks(t, path)
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for range 4 {
+			wg.Go(func() {
+				s, err := sqlite.Open(context.Background(), path)
+				if err != nil {
+					errs <- err
+					return
+				}
+				s.Close()
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("open: %v", err)
+		}
+		wantMigrations(t, path)
+	})
+
+	t.Run("ErrNoLinksTable", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "shortlink.db")
+		s, err := sqlite.Open(context.Background(), path)
+		if err == nil {
+			s.Close()
+			t.Fatalf("open without the control-plane schema: got no error")
+		}
+		if !strings.Contains(err.Error(), "sqlstore.OpenSQLite") {
+			t.Errorf("error %q does not name the fix (sqlstore.OpenSQLite)", err)
+		}
+	})
+}
+
+// TestControlPlaneSeesCounters checks the counters through the control plane's
+// own reading of the link, as the API shows it.
+func TestControlPlaneSeesCounters(t *testing.T) {
+	b := mustOpen(t, filepath.Join(t.TempDir(), "shortlink.db"))
+	ws := b.NewWorkspace(t)
+	id := b.NewLink(t, ws)
+	at := time.Date(2025, time.March, 10, 12, 0, 0, 0, time.UTC)
+	batch := []click.Event{
+		{ID: click.NewEventID(), Time: at, LinkID: id, WorkspaceID: ws},
+		{ID: click.NewEventID(), Time: at.Add(time.Hour), LinkID: id, WorkspaceID: ws},
+		{ID: click.NewEventID(), Time: at.Add(2 * time.Hour), LinkID: id, WorkspaceID: ws, Bot: true},
+	}
+	if err := b.WriteClicks(context.Background(), batch); err != nil {
+		t.Fatalf("write clicks: %v", err)
+	}
+	l := storetest.MustGetLink(t, b.links, ws, id)
+	if l.ClickCount != 2 || l.LastClickedAt == nil || !l.LastClickedAt.Equal(at.Add(time.Hour)) {
+		t.Errorf("link: got clickCount %d, lastClickedAt %v; want 2, %v", l.ClickCount, l.LastClickedAt, at.Add(time.Hour))
+	}
+}
+
+func TestLinkCountersNotFound(t *testing.T) {
+	b := mustOpen(t, filepath.Join(t.TempDir(), "shortlink.db"))
+	_, _, err := b.LinkCounters(context.Background(), "link_none")
+	if !fault.Is(err, fault.NotFound) {
+		t.Fatalf("counters of an unknown link: got %v, want NOT_FOUND", err)
+	}
+}
+
+// BenchmarkWriteClicks stores batches of 1000 clicks, as the bus hands them
+// over, on 10 links; one in 20 is a bot.
+func BenchmarkWriteClicks(b *testing.B) {
+	const size = 1000
+	s := mustOpen(b, filepath.Join(b.TempDir(), "shortlink.db"))
+	ws := s.NewWorkspace(b)
+	links := make([]string, 10)
+	for i := range links {
+		links[i] = s.NewLink(b, ws)
+	}
+	batch := make([]click.Event, size)
+	for i := range batch {
+		batch[i] = click.Event{
+			V: click.Version, Time: time.Now(), LinkID: links[i%len(links)], WorkspaceID: ws,
+			Domain: "sho.rt", Slug: "s", Target: "https://example.com/landing?utm_source=x",
+			Country: "US", City: "Boston", Device: click.DeviceMobile, Browser: "Safari", OS: "iOS",
+			Referrer: "t.co", Trigger: click.TriggerLink, Bot: i%20 == 0,
+			Visitor: click.Visitor(click.NewEventID()),
+		}
+	}
+	ctx := context.Background()
+	var seq uint64
+	b.Run("New", func(b *testing.B) {
+		for b.Loop() {
+			for i := range batch {
+				seq++
+				binary.BigEndian.PutUint64(batch[i].ID[8:], seq)
+			}
+			if err := s.WriteClicks(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "clicks/s")
+	})
+	// The bus redelivers a batch that was stored already: every insert is a no-op.
+	b.Run("Redelivered", func(b *testing.B) {
+		if err := s.WriteClicks(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if err := s.WriteClicks(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "clicks/s")
+	})
+}
+
+// mustOpen opens the control-plane store on the file, then the analytics store.
+func mustOpen(t testing.TB, path string) backend {
+	t.Helper()
+	links := mustOpenLinks(t, path)
+	s, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Fatalf("open analytics SQLite: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return backend{Store: s, links: links}
+}
+
+func mustOpenLinks(t testing.TB, path string) *sqlstore.Store {
+	t.Helper()
+	s, err := sqlstore.OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatalf("open SQLite: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// wantMigrations checks that analytics_migrations records every analytics
+// migration once and that they have run.
+func wantMigrations(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	defer db.Close()
+	var versions string
+	if err := db.QueryRow(`SELECT group_concat(version) FROM (SELECT version FROM analytics_migrations ORDER BY version)`).Scan(&versions); err != nil {
+		t.Fatalf("read analytics_migrations: %v", err)
+	}
+	if versions != "1" {
+		t.Errorf("analytics_migrations: got [%s], want [1]", versions)
+	}
+	var clicks int
+	err = db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'clicks'`).Scan(&clicks)
+	if err != nil || clicks != 1 {
+		t.Errorf("clicks table: got %d, %v; want it created", clicks, err)
+	}
+}
