@@ -1,0 +1,141 @@
+package kafka
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	kafkago "github.com/segmentio/kafka-go"
+
+	"shortlink.dev/shared/bus"
+	"shortlink.dev/shared/click"
+)
+
+// ConsumerOptions tune the click consumer.
+type ConsumerOptions struct {
+	Brokers []string
+	// Group is the consumer group; every analytics process of a deployment shares it.
+	Group string
+	// BatchSize and FlushInterval: a batch is handled at N events or after T.
+	BatchSize     int
+	FlushInterval time.Duration
+	Logger        *slog.Logger
+}
+
+// Consumer reads click events as a member of a consumer group and hands them
+// to a handler in batches. Offsets are committed only after the handler stored
+// the batch: a crash redelivers, never loses; handlers drop repeated ids.
+type Consumer struct {
+	r    *kafkago.Reader
+	opts ConsumerOptions
+}
+
+// NewConsumer joins the group.
+func NewConsumer(o ConsumerOptions) *Consumer {
+	if o.BatchSize <= 0 {
+		o.BatchSize = 5000
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = 500 * time.Millisecond
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Consumer{opts: o, r: kafkago.NewReader(kafkago.ReaderConfig{
+		Brokers:        o.Brokers,
+		GroupID:        o.Group,
+		Topic:          ClicksTopic,
+		MinBytes:       1,
+		MaxBytes:       16 << 20,
+		MaxWait:        250 * time.Millisecond,
+		StartOffset:    kafkago.FirstOffset,
+		CommitInterval: 0, // commits are explicit, after the batch is stored
+	})}
+}
+
+// Run consumes until ctx ends, then returns after the batch in hand is stored
+// and committed (or ctx's cancellation stops a retry).
+func (c *Consumer) Run(ctx context.Context, h bus.ClickHandler) error {
+	defer c.r.Close()
+	for {
+		msgs, events := c.fetch(ctx)
+		if len(msgs) > 0 {
+			if err := c.store(ctx, h, events); err != nil {
+				return err
+			}
+			// Commit with a fresh context: the batch is stored, the commit must
+			// not be lost to the shutdown that ended ctx.
+			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := c.r.CommitMessages(cctx, msgs...)
+			cancel()
+			if err != nil {
+				c.opts.Logger.Warn("committing click offsets failed; the batch will be redelivered", "err", err)
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// fetch collects up to BatchSize messages, waiting at most FlushInterval once
+// the first has arrived.
+func (c *Consumer) fetch(ctx context.Context) ([]kafkago.Message, []click.Event) {
+	var msgs []kafkago.Message
+	var events []click.Event
+	var deadline time.Time
+	for len(msgs) < c.opts.BatchSize {
+		fctx := ctx
+		var cancel context.CancelFunc = func() {}
+		if !deadline.IsZero() {
+			fctx, cancel = context.WithDeadline(ctx, deadline)
+		}
+		m, err := c.r.FetchMessage(fctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+				c.opts.Logger.Warn("fetching clicks failed", "err", err)
+				time.Sleep(200 * time.Millisecond)
+			}
+			if len(msgs) > 0 || ctx.Err() != nil {
+				return msgs, events
+			}
+			continue
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(c.opts.FlushInterval)
+		}
+		msgs = append(msgs, m)
+		var e click.Event
+		if err := json.Unmarshal(m.Value, &e); err != nil || e.ID == (click.EventID{}) {
+			c.opts.Logger.Error("skipping a malformed click event", "partition", m.Partition, "offset", m.Offset, "err", err)
+			continue
+		}
+		events = append(events, e)
+	}
+	return msgs, events
+}
+
+// store hands the batch to h until it succeeds or ctx ends.
+func (c *Consumer) store(ctx context.Context, h bus.ClickHandler, events []click.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	for pause := 100 * time.Millisecond; ; pause = min(2*pause, 10*time.Second) {
+		// The handler gets its own context: a shutdown waits for the batch in hand.
+		hctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		err := h(hctx, events)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		c.opts.Logger.Error("storing clicks failed; retrying", "events", len(events), "err", err)
+		select {
+		case <-ctx.Done():
+			return errors.New("stopped with a batch not stored; it will be redelivered")
+		case <-time.After(pause):
+		}
+	}
+}

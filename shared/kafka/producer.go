@@ -1,0 +1,216 @@
+package kafka
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	kafkago "github.com/segmentio/kafka-go"
+
+	"shortlink.dev/shared/bus"
+	"shortlink.dev/shared/click"
+)
+
+// ProducerOptions tune the click producer.
+type ProducerOptions struct {
+	Brokers []string
+	// SpoolDir keeps the clicks that could not reach Kafka until it is back.
+	SpoolDir string
+	// Buffer is how many clicks wait in memory at most (default 65536).
+	Buffer int
+	// MaxSpoolBytes bounds the spool on disk (default 1 GiB).
+	MaxSpoolBytes int64
+	Logger        *slog.Logger
+}
+
+// Producer is the edge's click producer: Offer puts an event in a bounded
+// memory buffer and never blocks; a writer goroutine sends batches to Kafka.
+// When Kafka does not take a batch, the batch goes to an on-disk spool, and
+// further batches go straight there until a replay of the spool succeeds: the
+// edge keeps every click through an outage of the brokers, within the spool's
+// bound. A replayed batch may reach Kafka twice; consumers drop repeated
+// event ids.
+type Producer struct {
+	w       *kafkago.Writer
+	ch      chan click.Event
+	spool   *spool
+	log     *slog.Logger
+	down    atomic.Bool
+	dropped atomic.Int64
+
+	sendMu  sync.RWMutex
+	closing bool
+	stop    chan struct{}
+	wg      sync.WaitGroup
+}
+
+var _ bus.ClickProducer = (*Producer)(nil)
+
+// NewProducer starts a producer.
+func NewProducer(o ProducerOptions) (*Producer, error) {
+	if o.Buffer <= 0 {
+		o.Buffer = 1 << 16
+	}
+	if o.MaxSpoolBytes <= 0 {
+		o.MaxSpoolBytes = 1 << 30
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	sp, err := openSpool(o.SpoolDir, o.MaxSpoolBytes)
+	if err != nil {
+		return nil, err
+	}
+	p := &Producer{
+		w: writer(o.Brokers, ClicksTopic), ch: make(chan click.Event, o.Buffer),
+		spool: sp, log: o.Logger, stop: make(chan struct{}),
+	}
+	p.wg.Add(2)
+	go p.run()
+	go p.replay()
+	return p, nil
+}
+
+// Offer implements bus.ClickProducer.
+func (p *Producer) Offer(e click.Event) bool {
+	p.sendMu.RLock()
+	defer p.sendMu.RUnlock()
+	if p.closing {
+		p.dropped.Add(1)
+		return false
+	}
+	select {
+	case p.ch <- e:
+		return true
+	default:
+		p.dropped.Add(1)
+		return false
+	}
+}
+
+// Dropped returns how many events were dropped (buffer or spool full).
+func (p *Producer) Dropped() int64 { return p.dropped.Load() + p.spool.dropped.Load() }
+
+// Spooled returns how many bytes of clicks wait on disk for Kafka.
+func (p *Producer) Spooled() int64 { return p.spool.size() }
+
+// Close implements bus.ClickProducer: it sends (or spools) every buffered event.
+func (p *Producer) Close(ctx context.Context) error {
+	p.sendMu.Lock()
+	if p.closing {
+		p.sendMu.Unlock()
+		return errors.New("kafka producer: closed twice")
+	}
+	p.closing = true
+	close(p.ch)
+	p.sendMu.Unlock()
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return p.w.Close()
+}
+
+const (
+	batchSize     = 1000
+	flushInterval = 50 * time.Millisecond
+)
+
+func (p *Producer) run() {
+	defer p.wg.Done()
+	defer close(p.stop)
+	batch := make([]click.Event, 0, batchSize)
+	tick := time.NewTicker(flushInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case e, ok := <-p.ch:
+			if !ok {
+				p.send(batch)
+				return
+			}
+			batch = append(batch, e)
+			if len(batch) >= batchSize {
+				p.send(batch)
+				batch = batch[:0]
+			}
+		case <-tick.C:
+			p.send(batch)
+			batch = batch[:0]
+		}
+	}
+}
+
+// send writes a batch to Kafka, or to the spool when Kafka is down.
+func (p *Producer) send(batch []click.Event) {
+	if len(batch) == 0 {
+		return
+	}
+	if !p.down.Load() && !p.spool.hasData() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		err := p.write(ctx, batch)
+		cancel()
+		if err == nil {
+			return
+		}
+		p.log.Warn("Kafka unreachable: spooling clicks to disk until it is back", "err", err)
+		p.down.Store(true)
+	}
+	if err := p.spool.append(batch); err != nil {
+		p.log.Error("spooling clicks failed; clicks lost", "events", len(batch), "err", err)
+	}
+}
+
+func (p *Producer) write(ctx context.Context, batch []click.Event) error {
+	msgs := make([]kafkago.Message, len(batch))
+	for i := range batch {
+		v, err := json.Marshal(&batch[i])
+		if err != nil {
+			return err
+		}
+		msgs[i] = kafkago.Message{Key: []byte(batch[i].LinkID), Value: v}
+	}
+	return p.w.WriteMessages(ctx, msgs...)
+}
+
+// replay sends the spool's segments to Kafka, oldest first, every second while
+// there are any; a segment is removed once Kafka took it whole.
+func (p *Producer) replay() {
+	defer p.wg.Done()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-tick.C:
+		}
+		for {
+			seg, events, err := p.spool.oldest()
+			if err != nil {
+				p.log.Error("reading the click spool failed", "err", err)
+				break
+			}
+			if seg == "" {
+				if p.down.Swap(false) {
+					p.log.Info("Kafka is back; the spool is replayed")
+				}
+				break
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			err = p.write(ctx, events)
+			cancel()
+			if err != nil {
+				break
+			}
+			p.spool.remove(seg)
+		}
+	}
+}
