@@ -20,6 +20,7 @@ import (
 type Config struct {
 	APIAddr             string
 	EdgeAddr            string
+	AnalyticsAddr       string
 	DataDir             string
 	DefaultDomain       string
 	ShortURLScheme      string
@@ -52,6 +53,7 @@ type option struct {
 var options = []option{
 	{"SHORTLINK_API_ADDR", "127.0.0.1:8080", func(c *Config, v string) error { return hostPort(&c.APIAddr, v) }},
 	{"SHORTLINK_EDGE_ADDR", "127.0.0.1:8081", func(c *Config, v string) error { return hostPort(&c.EdgeAddr, v) }},
+	{"SHORTLINK_ANALYTICS_ADDR", "127.0.0.1:8082", func(c *Config, v string) error { return hostPort(&c.AnalyticsAddr, v) }},
 	{"SHORTLINK_DATA_DIR", "./data", func(c *Config, v string) error { return nonEmpty(&c.DataDir, v) }},
 	{"SHORTLINK_DEFAULT_DOMAIN", "localhost:8081", func(c *Config, v string) error { return domainName(&c.DefaultDomain, v) }},
 	{"SHORTLINK_SHORT_URL_SCHEME", "http", func(c *Config, v string) error {

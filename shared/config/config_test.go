@@ -26,6 +26,7 @@ func TestLoadDefaults(t *testing.T) {
 	want := &Config{
 		APIAddr:          "127.0.0.1:8080",
 		EdgeAddr:         "127.0.0.1:8081",
+		AnalyticsAddr:    "127.0.0.1:8082",
 		DataDir:          "./data",
 		DefaultDomain:    "localhost:8081",
 		ShortURLScheme:   "http",
@@ -66,6 +67,7 @@ func TestNamesMatchContract(t *testing.T) {
 	want := map[string]string{
 		"SHORTLINK_API_ADDR":               "127.0.0.1:8080",
 		"SHORTLINK_EDGE_ADDR":              "127.0.0.1:8081",
+		"SHORTLINK_ANALYTICS_ADDR":         "127.0.0.1:8082",
 		"SHORTLINK_DATA_DIR":               "./data",
 		"SHORTLINK_DEFAULT_DOMAIN":         "localhost:8081",
 		"SHORTLINK_SHORT_URL_SCHEME":       "http",
@@ -121,6 +123,7 @@ func TestLoadRejects(t *testing.T) {
 		{"SHORTLINK_API_ADDR", "127.0.0.1:99999", nil},
 		{"SHORTLINK_API_ADDR", "127.0.0.1:-1", nil},
 		{"SHORTLINK_API_ADDR", "127.0.0.1:http", nil},
+		{"SHORTLINK_ANALYTICS_ADDR", "nope", nil},
 		{"SHORTLINK_EDGE_ADDR", "localhost", nil},
 		{"SHORTLINK_DEFAULT_DOMAIN", "http://x/", nil},
 		{"SHORTLINK_DEFAULT_DOMAIN", "x/y", nil},
@@ -210,6 +213,7 @@ func TestLoadAccepts(t *testing.T) {
 	c, err := Load(env(map[string]string{
 		"SHORTLINK_API_ADDR":               " :8080 ", // surrounding space is trimmed
 		"SHORTLINK_EDGE_ADDR":              "[::1]:0",
+		"SHORTLINK_ANALYTICS_ADDR":         "127.0.0.1:0",
 		"SHORTLINK_DATA_DIR":               dir,
 		"SHORTLINK_DEFAULT_DOMAIN":         "Sho.RT",
 		"SHORTLINK_SHORT_URL_SCHEME":       "https",
@@ -238,6 +242,7 @@ func TestLoadAccepts(t *testing.T) {
 	want := &Config{
 		APIAddr:         ":8080",
 		EdgeAddr:        "[::1]:0",
+		AnalyticsAddr:   "127.0.0.1:0",
 		DataDir:         dir,
 		DefaultDomain:   "sho.rt",
 		ShortURLScheme:  "https",

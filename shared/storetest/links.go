@@ -1,0 +1,609 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/id"
+	"shortlink.dev/shared/link"
+)
+
+// fullLink returns a link with every field set, times with nanoseconds and
+// outside UTC. It is not stored.
+func fullLink(workspaceID, domainName, slug string) *link.Link {
+	return &link.Link{
+		ID:             id.New(id.Link),
+		WorkspaceID:    workspaceID,
+		Domain:         domainName,
+		Slug:           slug,
+		DestinationURL: "https://example.com/landing?q=" + slug + "&x=1",
+		Title:          ptr("Spring launch — «quoted» ✓"),
+		Description:    ptr("Line one\nline two, with 'single' and \"double\" quotes"),
+		Tags:           []string{"zeta", "alpha", "Mixed Case"},
+		PasswordHash:   "$argon2id$v=19$m=65536,t=1,p=4$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo",
+		ExpiresAt:      ptr(base.Add(30 * 24 * time.Hour)),
+		ExpiredURL:     ptr("https://example.com/expired"),
+		ClickLimit:     ptr(int64(1000)),
+		ClickCount:     42,
+		GeoTargets:     map[string]string{"US": "https://example.com/us", "DE": "https://example.de/"},
+		DeviceTargets:  map[string]string{"mobile": "https://m.example.com/", "desktop": "https://example.com/desktop"},
+		IOSURL:         ptr("myapp://open/item?id=1"),
+		AndroidURL:     ptr("intent://open#Intent;scheme=myapp;end"),
+		UTM: link.UTM{
+			Source: ptr("newsletter"), Medium: ptr("email"), Campaign: ptr("spring"),
+			Term: ptr(""), Content: ptr("hero"),
+		},
+		LastClickedAt: ptr(base.Add(time.Hour)),
+		CreatedAt:     base,
+		UpdatedAt:     base.Add(time.Minute),
+		CreatedBy:     id.New(id.Key),
+	}
+}
+
+// Links runs the contract suite of link.Store against the stores open returns.
+func Links(t *testing.T, open func(t *testing.T) Stores) {
+	ctx := context.Background()
+
+	t.Run("OK", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		l := MustCreateLink(t, s, fullLink(ws.ID, UniqueDomain(), "Full-link_1"), -1)
+
+		wantLink(t, "get", MustGetLink(t, s, ws.ID, l.ID), l)
+		got, err := s.ResolveLink(ctx, l.Domain, l.Slug)
+		if err != nil {
+			t.Fatalf("resolve: %v", err)
+		}
+		wantLink(t, "resolve", got, l)
+	})
+
+	t.Run("OKOptionalFields", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+
+		// Nothing optional set: every pointer comes back nil, tags an empty list.
+		bare := MustCreateLink(t, s, NewLink(ws.ID, dom, "bare"), -1)
+		wantLink(t, "bare link", MustGetLink(t, s, ws.ID, bare.ID), bare)
+
+		// Set to zero values: a set pointer stays set, even to "" or 0.
+		zero := NewLink(ws.ID, dom, "zero")
+		zero.Title, zero.ClickLimit, zero.UTM.Source = ptr(""), ptr(int64(0)), ptr("")
+		zero.Tags, zero.GeoTargets = []string{}, map[string]string{}
+		MustCreateLink(t, s, zero, -1)
+		wantLink(t, "zero-valued link", MustGetLink(t, s, ws.ID, zero.ID), zero)
+	})
+
+	t.Run("ErrNotFound", func(t *testing.T) {
+		s := open(t)
+		ws, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+		l := MustCreateLink(t, s, NewLink(ws.ID, UniqueDomain(), "mine"), -1)
+
+		_, err := s.GetLink(ctx, other.ID, l.ID)
+		wantCode(t, err, fault.NotFound, "get another workspace's link")
+		_, err = s.GetLink(ctx, ws.ID, id.New(id.Link))
+		wantCode(t, err, fault.NotFound, "get an unknown link")
+		_, err = s.ResolveLink(ctx, l.Domain, "other")
+		wantCode(t, err, fault.NotFound, "resolve an unknown slug")
+		_, err = s.ResolveLink(ctx, UniqueDomain(), l.Slug)
+		wantCode(t, err, fault.NotFound, "resolve the slug on another domain")
+	})
+
+	t.Run("ErrSlugExists", func(t *testing.T) {
+		s := open(t)
+		ws, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		first := MustCreateLink(t, s, NewLink(ws.ID, dom, "taken"), -1)
+
+		dup := NewLink(ws.ID, dom, "taken")
+		wantCode(t, s.CreateLink(ctx, dup, -1), fault.SlugExists, "same slug on the same domain")
+		_, err := s.GetLink(ctx, ws.ID, dup.ID)
+		wantCode(t, err, fault.NotFound, "get the link that failed")
+
+		// Slugs are unique per domain, not per workspace.
+		wantCode(t, s.CreateLink(ctx, NewLink(other.ID, dom, "taken"), -1), fault.SlugExists,
+			"same slug on the same domain in another workspace")
+
+		// An archived link keeps its slug.
+		arch := MustCreateLink(t, s, NewLink(ws.ID, dom, "archived"), -1)
+		arch.IsArchived = true
+		MustUpdateLink(t, s, arch, -1)
+		wantCode(t, s.CreateLink(ctx, NewLink(ws.ID, dom, "archived"), -1), fault.SlugExists,
+			"slug of an archived link")
+
+		// The failures changed nothing: the slug still resolves to the first link.
+		got, err := s.ResolveLink(ctx, dom, "taken")
+		if err != nil {
+			t.Fatalf("resolve: %v", err)
+		}
+		wantLink(t, "first link", got, first)
+	})
+
+	t.Run("OKSameSlugOtherDomain", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		a := MustCreateLink(t, s, NewLink(ws.ID, UniqueDomain(), "promo"), -1)
+		b := MustCreateLink(t, s, NewLink(ws.ID, UniqueDomain(), "promo"), -1)
+		for _, l := range []*link.Link{a, b} {
+			got, err := s.ResolveLink(ctx, l.Domain, l.Slug)
+			if err != nil {
+				t.Fatalf("resolve %s/%s: %v", l.Domain, l.Slug, err)
+			}
+			if got.ID != l.ID {
+				t.Fatalf("resolve %s/%s: got link %s, want %s", l.Domain, l.Slug, got.ID, l.ID)
+			}
+		}
+	})
+
+	t.Run("OKSlugCaseSensitive", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		upper := MustCreateLink(t, s, NewLink(ws.ID, dom, "Abc"), -1)
+		lower := MustCreateLink(t, s, NewLink(ws.ID, dom, "abc"), -1)
+		for _, l := range []*link.Link{upper, lower} {
+			got, err := s.ResolveLink(ctx, dom, l.Slug)
+			if err != nil {
+				t.Fatalf("resolve %q: %v", l.Slug, err)
+			}
+			if got.ID != l.ID {
+				t.Fatalf("resolve %q: got link %s (slug %q), want %s", l.Slug, got.ID, got.Slug, l.ID)
+			}
+		}
+		_, err := s.ResolveLink(ctx, dom, "ABC")
+		wantCode(t, err, fault.NotFound, "resolve \"ABC\"")
+	})
+
+	t.Run("ErrLimitReached", func(t *testing.T) {
+		s := open(t)
+		ws, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		a := MustCreateLink(t, s, NewLink(ws.ID, dom, "a"), 2)
+		MustCreateLink(t, s, NewLink(ws.ID, dom, "b"), 2)
+
+		c := NewLink(ws.ID, dom, "c")
+		wantCode(t, s.CreateLink(ctx, c, 2), fault.LimitReached, "third link with a limit of 2")
+		_, err := s.GetLink(ctx, ws.ID, c.ID)
+		wantCode(t, err, fault.NotFound, "get the link over the limit")
+		wantActive(t, s, ws.ID, 2)
+
+		// The limit is per workspace.
+		MustCreateLink(t, s, NewLink(other.ID, dom, "o"), 1)
+
+		// Archived links do not count.
+		a.IsArchived = true
+		MustUpdateLink(t, s, a, 2)
+		MustCreateLink(t, s, c, 2)
+		wantCode(t, s.CreateLink(ctx, NewLink(ws.ID, dom, "d"), 2), fault.LimitReached, "over the limit after archiving")
+
+		// A negative limit is no limit.
+		MustCreateLink(t, s, NewLink(ws.ID, dom, "d"), -1)
+		wantActive(t, s, ws.ID, 3)
+
+		fresh := MustCreateWorkspace(t, s)
+		wantCode(t, s.CreateLink(ctx, NewLink(fresh.ID, dom, "z"), 0), fault.LimitReached, "first link with a limit of 0")
+	})
+
+	t.Run("OKUpdateLink", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		oldDom, newDom := UniqueDomain(), UniqueDomain()
+		l := fullLink(ws.ID, oldDom, "before")
+		l.ClickCount, l.LastClickedAt, l.Tags = 7, ptr(at(5)), []string{"old", "keep"}
+		MustCreateLink(t, s, l, -1)
+
+		upd := &link.Link{
+			ID:             l.ID,
+			WorkspaceID:    ws.ID,
+			Domain:         newDom,
+			Slug:           "after",
+			DestinationURL: "https://example.org/new",
+			Description:    ptr("new description"),
+			Tags:           []string{"keep", "new"},
+			ClickLimit:     ptr(int64(500)),
+			GeoTargets:     map[string]string{"FR": "https://example.fr/"},
+			UTM:            link.UTM{Source: ptr("ads")},
+			CreatedAt:      l.CreatedAt,
+			UpdatedAt:      at(100),
+			CreatedBy:      l.CreatedBy,
+			// Only the click pipeline writes these: UpdateLink must keep them.
+			ClickCount:    0,
+			LastClickedAt: nil,
+		}
+		MustUpdateLink(t, s, upd, -1)
+
+		want := *upd
+		want.ClickCount, want.LastClickedAt = l.ClickCount, l.LastClickedAt
+		wantLink(t, "after update", MustGetLink(t, s, ws.ID, l.ID), &want)
+
+		_, err := s.ResolveLink(ctx, oldDom, "before")
+		wantCode(t, err, fault.NotFound, "resolve the old slug")
+		got, err := s.ResolveLink(ctx, newDom, "after")
+		if err != nil {
+			t.Fatalf("resolve the new slug: %v", err)
+		}
+		wantLink(t, "resolve after update", got, &want)
+
+		// The tag filter follows the new tags.
+		for tag, n := range map[string]int{"old": 0, "keep": 1, "new": 1, "zeta": 0} {
+			if _, total := MustListLinks(t, s, link.Filter{WorkspaceID: ws.ID, Tag: tag, Limit: 10}); total != n {
+				t.Errorf("tag %q after update: got %d links, want %d", tag, total, n)
+			}
+		}
+		// The old slug is free again.
+		MustCreateLink(t, s, NewLink(ws.ID, oldDom, "before"), -1)
+	})
+
+	t.Run("UpdateLinkErrNotFound", func(t *testing.T) {
+		s := open(t)
+		ws, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+		l := MustCreateLink(t, s, NewLink(ws.ID, UniqueDomain(), "mine"), -1)
+
+		hijack := *l
+		hijack.WorkspaceID, hijack.DestinationURL, hijack.UpdatedAt = other.ID, "https://evil.example/", at(9)
+		wantCode(t, s.UpdateLink(ctx, &hijack, -1), fault.NotFound, "update from another workspace")
+		wantLink(t, "link after the failed update", MustGetLink(t, s, ws.ID, l.ID), l)
+
+		ghost := NewLink(ws.ID, l.Domain, "ghost")
+		wantCode(t, s.UpdateLink(ctx, ghost, -1), fault.NotFound, "update an unknown link")
+		_, err := s.ResolveLink(ctx, l.Domain, "ghost")
+		wantCode(t, err, fault.NotFound, "resolve the unknown link after its update")
+	})
+
+	t.Run("UpdateLinkErrSlugExists", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		MustCreateLink(t, s, NewLink(ws.ID, dom, "first"), -1)
+		second := MustCreateLink(t, s, NewLink(ws.ID, dom, "second"), -1)
+
+		clash := *second
+		clash.Slug, clash.Title, clash.Tags = "first", ptr("changed"), []string{"changed"}
+		wantCode(t, s.UpdateLink(ctx, &clash, -1), fault.SlugExists, "rename onto a taken slug")
+		wantLink(t, "link after the failed update", MustGetLink(t, s, ws.ID, second.ID), second)
+		if _, total := MustListLinks(t, s, link.Filter{WorkspaceID: ws.ID, Tag: "changed", Limit: 10}); total != 0 {
+			t.Errorf("tag of the failed update: got %d links, want 0", total)
+		}
+	})
+
+	t.Run("UpdateLinkRestoreLimit", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		a := MustCreateLink(t, s, NewLink(ws.ID, dom, "a"), 1)
+		// As after a downgrade: two active links where the plan allows one.
+		b := MustCreateLink(t, s, NewLink(ws.ID, dom, "b"), 2)
+
+		// Edits that do not restore a link work at or over the limit.
+		a.Title = ptr("edited")
+		MustUpdateLink(t, s, a, 1)
+		b.IsArchived = true
+		MustUpdateLink(t, s, b, 1)
+		b.Title = ptr("edited while archived")
+		MustUpdateLink(t, s, b, 1)
+
+		restore := *b
+		restore.IsArchived = false
+		wantCode(t, s.UpdateLink(ctx, &restore, 1), fault.LimitReached, "restore at the limit")
+		wantLink(t, "link after the failed restore", MustGetLink(t, s, ws.ID, b.ID), b)
+
+		a.IsArchived = true
+		MustUpdateLink(t, s, a, 1)
+		MustUpdateLink(t, s, &restore, 1)
+		wantLink(t, "restored link", MustGetLink(t, s, ws.ID, b.ID), &restore)
+		wantActive(t, s, ws.ID, 1)
+
+		a.IsArchived = false
+		MustUpdateLink(t, s, a, -1)
+		wantActive(t, s, ws.ID, 2)
+	})
+
+	t.Run("ListLinks", func(t *testing.T) { listLinks(t, open) })
+
+	t.Run("OKResolveArchived", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		l := MustCreateLink(t, s, NewLink(ws.ID, UniqueDomain(), "gone"), -1)
+		l.IsArchived = true
+		MustUpdateLink(t, s, l, -1)
+		got, err := s.ResolveLink(ctx, l.Domain, l.Slug)
+		if err != nil {
+			t.Fatalf("resolve an archived link: %v", err)
+		}
+		wantLink(t, "archived link", got, l)
+	})
+
+	t.Run("OKCountActiveLinks", func(t *testing.T) {
+		s := open(t)
+		ws, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		wantActive(t, s, ws.ID, 0)
+		var links []*link.Link
+		for _, slug := range []string{"a", "b", "c"} {
+			links = append(links, MustCreateLink(t, s, NewLink(ws.ID, dom, slug), -1))
+		}
+		MustCreateLink(t, s, NewLink(other.ID, dom, "o"), -1)
+		links[1].IsArchived = true
+		MustUpdateLink(t, s, links[1], -1)
+		wantActive(t, s, ws.ID, 2)
+		wantActive(t, s, other.ID, 1)
+		wantActive(t, s, MustCreateWorkspace(t, s).ID, 0)
+	})
+
+	t.Run("ConcurrentCreateLimit", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		const limit, workers = 5, 20
+		errs := make([]error, workers)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				errs[i] = s.CreateLink(ctx, NewLink(ws.ID, dom, fmt.Sprintf("c%02d", i)), limit)
+			}()
+		}
+		close(start)
+		wg.Wait()
+
+		created := 0
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				created++
+			case !fault.Is(err, fault.LimitReached):
+				t.Errorf("worker %d: got error %v, want none or %s", i, err, fault.LimitReached)
+			}
+		}
+		if created != limit {
+			t.Errorf("%d concurrent creators with a limit of %d: %d links created, want %d", workers, limit, created, limit)
+		}
+		wantActive(t, s, ws.ID, limit)
+	})
+}
+
+// wantActive fails the test unless the workspace has n active links.
+func wantActive(t testing.TB, s link.Store, workspaceID string, n int) {
+	t.Helper()
+	got, err := s.CountActiveLinks(context.Background(), workspaceID)
+	if err != nil {
+		t.Fatalf("count active links: %v", err)
+	}
+	if got != n {
+		t.Fatalf("active links: got %d, want %d", got, n)
+	}
+}
+
+// listLinks is the part of the Links suite about ListLinks.
+func listLinks(t *testing.T, open func(t *testing.T) Stores) {
+	// create stores a link created at second n of the suite's clock.
+	create := func(t *testing.T, s Stores, l *link.Link, n int) *link.Link {
+		t.Helper()
+		l.CreatedAt, l.UpdatedAt = at(n), at(n)
+		return MustCreateLink(t, s, l, -1)
+	}
+	// check lists f and wants exactly the links, newest first unless f sorts
+	// otherwise, and their number as the total.
+	check := func(t *testing.T, s Stores, what string, f link.Filter, want ...*link.Link) {
+		t.Helper()
+		if f.Limit == 0 {
+			f.Limit = 100
+		}
+		got, total := MustListLinks(t, s, f)
+		wantIDs(t, what, got, want...)
+		if total != len(want) {
+			t.Fatalf("%s: total %d, want %d", what, total, len(want))
+		}
+	}
+
+	t.Run("OK", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		l := create(t, s, fullLink(ws.ID, UniqueDomain(), "full"), 1)
+		got, _ := MustListLinks(t, s, link.Filter{WorkspaceID: ws.ID, Limit: 10})
+		if len(got) != 1 {
+			t.Fatalf("got %d links, want 1", len(got))
+		}
+		wantLink(t, "listed link", got[0], l)
+	})
+
+	t.Run("WorkspaceIsolation", func(t *testing.T) {
+		s := open(t)
+		ws, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		a := create(t, s, NewLink(ws.ID, dom, "a"), 1)
+		b := create(t, s, NewLink(ws.ID, dom, "b"), 2)
+		o := create(t, s, NewLink(other.ID, dom, "o"), 3)
+		check(t, s, "workspace", link.Filter{WorkspaceID: ws.ID}, b, a)
+		check(t, s, "other workspace", link.Filter{WorkspaceID: other.ID}, o)
+		check(t, s, "empty workspace", link.Filter{WorkspaceID: MustCreateWorkspace(t, s).ID})
+	})
+
+	t.Run("Archived", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		active := create(t, s, NewLink(ws.ID, dom, "active"), 1)
+		archived := create(t, s, NewLink(ws.ID, dom, "archived"), 2)
+		archived.IsArchived = true
+		MustUpdateLink(t, s, archived, -1)
+		check(t, s, "without archived", link.Filter{WorkspaceID: ws.ID}, active)
+		check(t, s, "with archived", link.Filter{WorkspaceID: ws.ID, Archived: true}, archived, active)
+	})
+
+	t.Run("Domain", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		dom1, dom2 := UniqueDomain(), UniqueDomain()
+		a := create(t, s, NewLink(ws.ID, dom1, "a"), 1)
+		b := create(t, s, NewLink(ws.ID, dom2, "b"), 2)
+		c := create(t, s, NewLink(ws.ID, dom1, "c"), 3)
+		check(t, s, "domain 1", link.Filter{WorkspaceID: ws.ID, Domain: dom1}, c, a)
+		check(t, s, "domain 2", link.Filter{WorkspaceID: ws.ID, Domain: dom2}, b)
+		check(t, s, "unknown domain", link.Filter{WorkspaceID: ws.ID, Domain: UniqueDomain()})
+	})
+
+	t.Run("Tag", func(t *testing.T) {
+		s := open(t)
+		ws, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		a := NewLink(ws.ID, dom, "a")
+		a.Tags = []string{"go", "news"}
+		create(t, s, a, 1)
+		b := NewLink(ws.ID, dom, "b")
+		b.Tags = []string{"news"}
+		create(t, s, b, 2)
+		create(t, s, NewLink(ws.ID, dom, "c"), 3)
+		o := NewLink(other.ID, dom, "o")
+		o.Tags = []string{"news"}
+		create(t, s, o, 4)
+
+		check(t, s, "tag news", link.Filter{WorkspaceID: ws.ID, Tag: "news"}, b, a)
+		check(t, s, "tag go", link.Filter{WorkspaceID: ws.ID, Tag: "go"}, a)
+		check(t, s, "part of a tag", link.Filter{WorkspaceID: ws.ID, Tag: "new"})
+		check(t, s, "tag and domain", link.Filter{WorkspaceID: ws.ID, Tag: "news", Domain: UniqueDomain()})
+	})
+
+	t.Run("Search", func(t *testing.T) {
+		s := open(t)
+		ws, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		sale := create(t, s, NewLink(ws.ID, dom, "SummerSale"), 1)
+		blog := NewLink(ws.ID, dom, "x1")
+		blog.DestinationURL = "https://Blog.Example.ORG/Posts/Winter"
+		create(t, s, blog, 2)
+		report := NewLink(ws.ID, dom, "x2")
+		report.Title = ptr("Quarterly REPORT")
+		create(t, s, report, 3)
+		archived := NewLink(ws.ID, dom, "x3")
+		archived.Title, archived.IsArchived = ptr("old report"), true
+		create(t, s, archived, 4)
+		o := NewLink(other.ID, dom, "o1")
+		o.Title = ptr("Quarterly report")
+		create(t, s, o, 5)
+		cafe := NewLink(ws.ID, dom, "x4")
+		cafe.Title = ptr("CAFÉ ÜBER ALLES")
+		create(t, s, cafe, 6)
+
+		for _, tc := range []struct {
+			search   string
+			archived bool
+			want     []*link.Link
+		}{
+			{"summersale", false, []*link.Link{sale}},
+			{"SALE", false, []*link.Link{sale}},
+			{"blog.example.org/posts", false, []*link.Link{blog}},
+			{"WINTER", false, []*link.Link{blog}},
+			{"quarterly re", false, []*link.Link{report}},
+			{"Report", false, []*link.Link{report}},
+			{"Report", true, []*link.Link{archived, report}},
+			{"example.", false, []*link.Link{cafe, report, blog, sale}},
+			// Case folds beyond ASCII, and the exact text matches itself.
+			{"café über", false, []*link.Link{cafe}},
+			{"CAFÉ ÜBER", false, []*link.Link{cafe}},
+			{"nothing like it", false, nil},
+		} {
+			check(t, s, fmt.Sprintf("search %q (archived %v)", tc.search, tc.archived),
+				link.Filter{WorkspaceID: ws.ID, Search: tc.search, Archived: tc.archived}, tc.want...)
+		}
+	})
+
+	t.Run("SearchLiteral", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		titled := func(slug, title string, n int) *link.Link {
+			l := NewLink(ws.ID, dom, slug)
+			l.Title = ptr(title)
+			return create(t, s, l, n)
+		}
+		percent := titled("pct", "100% natural", 1)
+		titled("pctx", "1000 natural", 2)
+		underscore := create(t, s, NewLink(ws.ID, dom, "a_b"), 3)
+		create(t, s, NewLink(ws.ID, dom, "axb"), 4)
+		backslash := titled("bs", `C:\temp`, 5)
+		titled("bsx", "C:temp", 6)
+
+		for _, tc := range []struct {
+			search string
+			want   []*link.Link
+		}{
+			{"100%", []*link.Link{percent}},
+			{"%", []*link.Link{percent}},
+			{"a_b", []*link.Link{underscore}},
+			{"A_B", []*link.Link{underscore}},
+			{"_", []*link.Link{underscore}},
+			{`:\t`, []*link.Link{backslash}},
+		} {
+			check(t, s, fmt.Sprintf("search %q", tc.search), link.Filter{WorkspaceID: ws.ID, Search: tc.search}, tc.want...)
+		}
+	})
+
+	t.Run("Sort", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		// Created a microsecond apart; clicks that sort differently as text.
+		mk := func(slug string, created time.Duration, updated int, clicks int64) *link.Link {
+			l := NewLink(ws.ID, dom, slug)
+			l.CreatedAt, l.UpdatedAt, l.ClickCount = base.Add(created), at(updated), clicks
+			return MustCreateLink(t, s, l, -1)
+		}
+		l1 := mk("l1", 0, 30, 10)
+		l2 := mk("l2", time.Microsecond, 10, 300)
+		l3 := mk("l3", 2*time.Microsecond, 20, 9)
+
+		check(t, s, "default sort", link.Filter{WorkspaceID: ws.ID}, l3, l2, l1)
+		check(t, s, "sort created", link.Filter{WorkspaceID: ws.ID, Sort: link.SortCreated}, l3, l2, l1)
+		check(t, s, "sort clicks", link.Filter{WorkspaceID: ws.ID, Sort: link.SortClicks}, l2, l1, l3)
+		check(t, s, "sort updated", link.Filter{WorkspaceID: ws.ID, Sort: link.SortUpdated}, l1, l3, l2)
+
+		// An update moves a link to the top of "updated".
+		l2.UpdatedAt = at(40)
+		MustUpdateLink(t, s, l2, -1)
+		check(t, s, "sort updated after an update", link.Filter{WorkspaceID: ws.ID, Sort: link.SortUpdated}, l2, l1, l3)
+	})
+
+	t.Run("Paging", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		var l []*link.Link
+		for i := range 5 {
+			l = append(l, create(t, s, NewLink(ws.ID, dom, fmt.Sprintf("p%d", i)), i))
+		}
+		for _, tc := range []struct {
+			offset, limit int
+			want          []*link.Link
+		}{
+			{0, 2, []*link.Link{l[4], l[3]}},
+			{2, 2, []*link.Link{l[2], l[1]}},
+			{4, 2, []*link.Link{l[0]}},
+			{5, 2, nil},
+			{1, 100, []*link.Link{l[3], l[2], l[1], l[0]}},
+		} {
+			what := fmt.Sprintf("offset %d limit %d", tc.offset, tc.limit)
+			got, total := MustListLinks(t, s, link.Filter{WorkspaceID: ws.ID, Offset: tc.offset, Limit: tc.limit})
+			wantIDs(t, what, got, tc.want...)
+			if total != 5 {
+				t.Fatalf("%s: total %d, want 5", what, total)
+			}
+		}
+
+		// The total counts what the filter selects, not the page.
+		l[2].IsArchived = true
+		MustUpdateLink(t, s, l[2], -1)
+		got, total := MustListLinks(t, s, link.Filter{WorkspaceID: ws.ID, Offset: 0, Limit: 2})
+		wantIDs(t, "first page after archiving", got, l[4], l[3])
+		if total != 4 {
+			t.Fatalf("total after archiving: %d, want 4", total)
+		}
+	})
+}
