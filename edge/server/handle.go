@@ -30,6 +30,13 @@ var (
 // loadTimeout bounds a cache miss's read of the store.
 const loadTimeout = 3 * time.Second
 
+// storeCtx is the context of the store calls a request makes. Never the
+// fasthttp RequestCtx itself: its Done channel is the server's, closed when a
+// graceful shutdown starts, which would cancel the store calls of the very
+// requests the shutdown waits for; and database/sql reads it from goroutines
+// that outlive the request, racing with fasthttp resetting it after shutdown.
+var storeCtx = context.Background()
+
 // Handle answers one request: the redirect pipeline resolve → decide → respond
 // → track. It is where every redirect is decided.
 func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
@@ -59,8 +66,8 @@ func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
 	}
 
 	var hostBuf [256]byte
-	domain := e.domainFor(ctx, lowerHost(hostBuf[:0], ctx.Host()))
-	l, err := e.lookup(ctx, domain, slug)
+	domain := e.domainFor(storeCtx, lowerHost(hostBuf[:0], ctx.Host()))
+	l, err := e.lookup(storeCtx, domain, slug, now)
 	if err != nil {
 		e.log.Error("link lookup failed", "domain", domain, "slug", string(slug), "err", err)
 		ctx.Response.Header.Set("Retry-After", "5")
@@ -142,7 +149,7 @@ func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
 // allowedByLimit charges a counted click against the link's clickLimit, or, for
 // HEAD and bots, which use up nothing, only checks that some is left.
 func (e *Edge) allowedByLimit(ctx *fasthttp.RequestCtx, l *target.Link, counted bool) bool {
-	c, cancel := context.WithTimeout(ctx, loadTimeout)
+	c, cancel := context.WithTimeout(storeCtx, loadTimeout)
 	defer cancel()
 	if counted {
 		ok, err := e.src.ChargeClick(c, l.ID)

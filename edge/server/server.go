@@ -179,9 +179,11 @@ func linkKey(domain, slug []byte) uint64 {
 }
 
 // lookup returns the compiled link of domain+slug, from the cache or the source.
-func (e *Edge) lookup(ctx context.Context, domain string, slug []byte) (*target.Link, error) {
+// Entries carry their own expiry, checked against the request's clock reading:
+// ristretto's TTLs would read the clock again on every hit.
+func (e *Edge) lookup(ctx context.Context, domain string, slug []byte, now time.Time) (*target.Link, error) {
 	key := linkKey([]byte(domain), slug)
-	if l, ok := e.links.Get(key); ok && l.Domain == domain && l.Slug == string(slug) {
+	if l, ok := e.links.Get(key); ok && l.Domain == domain && l.Slug == string(slug) && now.Before(l.CachedUntil) {
 		e.metrics.cacheHits.Inc()
 		return l, nil
 	}
@@ -200,10 +202,11 @@ func (e *Edge) lookup(ctx context.Context, domain string, slug []byte) (*target.
 		default:
 			c = target.Compile(l)
 		}
+		c.CachedUntil = e.now().Add(ttl)
 		// A change evicted this key while we read: what we read may be older
 		// than the change, so it is served once and not cached.
 		if e.gen.Load() == gen {
-			e.links.SetWithTTL(key, c, 1, ttl)
+			e.links.Set(key, c, 1)
 		}
 		return c, nil
 	})

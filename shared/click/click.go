@@ -4,7 +4,9 @@ package click
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
+	"sync/atomic"
 	"time"
 )
 
@@ -56,10 +58,21 @@ type Event struct {
 // EventID identifies an event; consumers drop a second copy of an id.
 type EventID [16]byte
 
-// NewEventID returns a random event id.
+// idPrefix is this process's random half of every event id it makes.
+var idPrefix = func() (p [8]byte) {
+	_, _ = rand.Read(p[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return p
+}()
+
+var idSeq atomic.Uint64
+
+// NewEventID returns an event id unique across processes: 8 random bytes drawn
+// once per process and an 8-byte sequence number. It costs an atomic add, not
+// a read of the random source.
 func NewEventID() EventID {
 	var id EventID
-	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails (Go 1.24+)
+	copy(id[:8], idPrefix[:])
+	binary.BigEndian.PutUint64(id[8:], idSeq.Add(1))
 	return id
 }
 

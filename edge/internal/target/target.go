@@ -6,6 +6,7 @@ package target
 
 import (
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 type Link struct {
 	Domain, Slug string
 	Absent       bool
+	// CachedUntil is when the edge's cache must read the link again.
+	CachedUntil time.Time
 
 	ID, WorkspaceID string
 	Archived        bool
@@ -107,12 +110,58 @@ func Merge(target string, query url.Values) string {
 	if err != nil {
 		return target
 	}
-	q := u.Query()
-	for k, v := range query {
-		q[k] = v
+	keys := make([]string, 0, len(query))
+	for k := range query {
+		keys = append(keys, k)
 	}
-	u.RawQuery = q.Encode()
+	sort.Strings(keys)
+	var params [][2]string
+	for _, k := range keys {
+		for _, v := range query[k] {
+			params = append(params, [2]string{k, v})
+		}
+	}
+	u.RawQuery = setParams(u.RawQuery, params)
 	return u.String()
+}
+
+// setParams returns rawQuery with params set: the pairs whose (decoded) name
+// is one of theirs are dropped, every other pair is kept as written and where
+// it was (url.Values would drop what Go's form parser rejects, such as
+// "a=1;b=2" or "%zz", and re-encode and reorder the rest), and params are
+// appended, encoded, in their order.
+func setParams(rawQuery string, params [][2]string) string {
+	replaced := func(pair string) bool {
+		k, _, _ := strings.Cut(pair, "=")
+		if dk, err := url.QueryUnescape(k); err == nil {
+			k = dk
+		}
+		for _, p := range params {
+			if p[0] == k {
+				return true
+			}
+		}
+		return false
+	}
+	var b strings.Builder
+	for _, pair := range strings.Split(rawQuery, "&") {
+		if pair == "" || replaced(pair) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(pair)
+	}
+	for _, p := range params {
+		if b.Len() > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(url.QueryEscape(p[0]))
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(p[1]))
+	}
+	return b.String()
 }
 
 // Normalize re-encodes a URL so that what goes into a Location header is a
@@ -144,11 +193,7 @@ func withParams(raw string, params [][2]string) string {
 		return ""
 	}
 	if len(params) > 0 {
-		q := u.Query()
-		for _, p := range params {
-			q.Set(p[0], p[1])
-		}
-		u.RawQuery = q.Encode()
+		u.RawQuery = setParams(u.RawQuery, params)
 	}
 	return u.String()
 }

@@ -6,7 +6,6 @@ package visitor
 import (
 	"bytes"
 	"strings"
-	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgraph-io/ristretto/v2"
@@ -54,7 +53,9 @@ func (a *Agents) Parse(ua []byte) *Agent {
 		return v
 	}
 	v := a.parse(string(ua))
-	a.cache.SetWithTTL(h, v, 1, time.Hour)
+	// No TTL: what a user agent says never changes, and a TTL would cost a
+	// clock reading on every hit. The cache's size bounds it.
+	a.cache.Set(h, v, 1)
 	return v
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
-	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgraph-io/ristretto/v2"
@@ -96,6 +95,6 @@ func (g *Geo) Lookup(ip netip.Addr) Place {
 		}
 	}
 	p.Country = strings.ToUpper(p.Country)
-	g.cache.SetWithTTL(key, p, 1, time.Hour)
+	g.cache.Set(key, p, 1) // the database does not change while it is open
 	return p
 }
