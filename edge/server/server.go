@@ -191,6 +191,8 @@ func (e *Edge) lookup(ctx context.Context, domain string, slug []byte, now time.
 	s := string(slug)
 	v, err, _ := e.loads.Do(domain+"\x00"+s, func() (any, error) {
 		gen := e.gen.Load()
+		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
+		defer cancel()
 		l, err := e.src.ResolveLink(ctx, domain, s)
 		var c *target.Link
 		ttl := e.linkTTL
@@ -255,6 +257,8 @@ func (e *Edge) domainFor(ctx context.Context, host []byte) string {
 		name = hn
 	}
 	domain := d.def
+	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
+	defer cancel()
 	if verified, err := e.src.IsVerifiedDomain(ctx, name); err != nil {
 		e.log.Warn("custom domain lookup failed; serving the default domain", "host", h, "err", err)
 		return d.def
