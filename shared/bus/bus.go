@@ -28,6 +28,8 @@ type LinkChange struct {
 	LinkID string `json:"linkId"`
 	Domain string `json:"domain"`
 	Slug   string `json:"slug"`
+	// Nonce, when set, lets a publisher recognise its own change read back.
+	Nonce string `json:"nonce,omitempty"`
 }
 
 // LinkChanges publishes and delivers link changes.

@@ -2,6 +2,8 @@ package kafka
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"sync"
@@ -24,7 +26,11 @@ type Changes struct {
 	subs   []func(bus.LinkChange)
 	cancel context.CancelFunc
 	done   chan struct{}
+	echoes map[string]chan struct{}
 }
+
+// echoTimeout bounds how long a publisher waits to read its own change back.
+const echoTimeout = 2 * time.Second
 
 var _ bus.LinkChanges = (*Changes)(nil)
 
@@ -38,13 +44,65 @@ func NewChanges(brokers []string, log *slog.Logger) *Changes {
 	return &Changes{brokers: brokers, w: w, log: log}
 }
 
-// PublishLinkChange implements bus.LinkChanges; it returns once Kafka has the change.
+// AwaitEcho makes PublishLinkChange return only once this process has read the
+// change back from the topic, that is once it was delivered to readers: the
+// edges read the same partition, so by then they have it too, give or take
+// their own processing. The control plane uses it so that the API answers a
+// change after the edges' caches have forgotten the link, as the in-process bus
+// guarantees.
+func (c *Changes) AwaitEcho() {
+	c.SubscribeLinkChanges(func(bus.LinkChange) {})
+	c.mu.Lock()
+	if c.echoes == nil {
+		c.echoes = map[string]chan struct{}{}
+	}
+	c.mu.Unlock()
+}
+
+// PublishLinkChange implements bus.LinkChanges; it returns once Kafka has the
+// change (and, after AwaitEcho, once it was read back, or echoTimeout passed).
 func (c *Changes) PublishLinkChange(ctx context.Context, ch bus.LinkChange) error {
+	var echo chan struct{}
+	c.mu.Lock()
+	if c.echoes != nil {
+		ch.Nonce = randomNonce()
+		echo = make(chan struct{})
+		c.echoes[ch.Nonce] = echo
+	}
+	c.mu.Unlock()
 	v, err := json.Marshal(ch)
 	if err != nil {
 		return err
 	}
-	return c.w.WriteMessages(ctx, kafkago.Message{Key: []byte(ch.Domain + "/" + ch.Slug), Value: v})
+	if err := c.w.WriteMessages(ctx, kafkago.Message{Key: []byte(ch.Domain + "/" + ch.Slug), Value: v}); err != nil || echo == nil {
+		c.forget(ch.Nonce)
+		return err
+	}
+	t := time.NewTimer(echoTimeout)
+	defer t.Stop()
+	select {
+	case <-echo:
+	case <-t.C:
+		c.log.Warn("a link change was not read back in time; edges may serve the old link briefly", "link", ch.LinkID)
+	case <-ctx.Done():
+	}
+	c.forget(ch.Nonce)
+	return nil
+}
+
+func (c *Changes) forget(nonce string) {
+	if nonce == "" {
+		return
+	}
+	c.mu.Lock()
+	delete(c.echoes, nonce)
+	c.mu.Unlock()
+}
+
+func randomNonce() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // SubscribeLinkChanges implements bus.LinkChanges. The first subscription
@@ -88,9 +146,14 @@ func (c *Changes) read(ctx context.Context, r *kafkago.Reader) {
 		}
 		c.mu.Lock()
 		subs := c.subs
+		echo := c.echoes[ch.Nonce]
 		c.mu.Unlock()
 		for _, fn := range subs {
 			fn(ch)
+		}
+		if echo != nil && ch.Nonce != "" {
+			close(echo)
+			c.forget(ch.Nonce)
 		}
 	}
 }

@@ -228,3 +228,44 @@ func TestLinkChangesReachEverySubscriber(t *testing.T) {
 		}
 	}
 }
+
+func TestAwaitEchoReturnsAfterTheChangeIsReadable(t *testing.T) {
+	b := startBroker(t)
+	ctx := context.Background()
+	if err := EnsureTopics(ctx, b.addrs()); err != nil {
+		t.Fatal(err)
+	}
+	edge := NewChanges(b.addrs(), nil)
+	defer edge.Close()
+	var mu sync.Mutex
+	var got []bus.LinkChange
+	edge.SubscribeLinkChanges(func(ch bus.LinkChange) {
+		mu.Lock()
+		got = append(got, ch)
+		mu.Unlock()
+	})
+	pub := NewChanges(b.addrs(), nil)
+	defer pub.Close()
+	pub.AwaitEcho()
+	time.Sleep(500 * time.Millisecond) // let the readers find the end of the topic
+	for i := 0; i < 5; i++ {
+		start := time.Now()
+		if err := pub.PublishLinkChange(ctx, bus.LinkChange{LinkID: "lnk_1", Domain: "d", Slug: "s"}); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d >= echoTimeout {
+			t.Fatalf("publish %d waited the whole echo timeout (%v): its own change never came back", i, d)
+		}
+	}
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n == 5 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the edge saw %d of 5 changes", len(got))
+}
