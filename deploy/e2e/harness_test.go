@@ -91,11 +91,16 @@ type Target struct {
 	APIBase string
 	// ShortBase is the base of short URLs on the default domain, ending in "/".
 	ShortBase string
+	// EdgeBase is the edge's (redirector's) base URL, ending in "/"; empty
+	// when the deployment names no edge.
+	EdgeBase string
 	// Admin runs an admin command (the words after "admin") on the
 	// deployment's storage and returns what it printed on stdout.
 	Admin func(t testing.TB, args ...string) []byte
 
 	client *http.Client
+	// edgeClient never follows redirects: the edge's answer is the test's object.
+	edgeClient *http.Client
 }
 
 // Origin is the control plane's root URL (APIBase without /api/v1), where
@@ -179,6 +184,9 @@ func newTarget(t *testing.T, settings ...string) *Target {
 type Server struct {
 	*Target
 	DataDir string
+	// Settings are the settings it was started with ("NAME=value"), to start
+	// it again on the same data folder.
+	Settings []string
 
 	env    []string
 	cmd    *exec.Cmd
@@ -196,46 +204,72 @@ var apiLine = regexp.MustCompile(`(?m)^\s*API:\s+(http://\S+/api/v1)\s*$`)
 // shortLine is the banner line that names the short-link base.
 var shortLine = regexp.MustCompile(`(?m)^\s*Short links:\s+(\S+)\s*$`)
 
+// edgeLine is the banner line that names the edge's base URL.
+var edgeLine = regexp.MustCompile(`(?m)^\s*Edge:\s+(http://\S+/)\s*$`)
+
 // startServer starts `shortlink serve` on dataDir with SHORTLINK_API_ADDR on a
 // free port and the settings ("NAME=value"), waits for its banner and stops it
 // with SIGTERM when the test ends.
 func startServer(t *testing.T, dataDir string, settings ...string) *Server {
 	t.Helper()
+	s, err := launchServer(t, dataDir, settings...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// launchServer is startServer returning, instead of failing the test, why the
+// server did not come up (the process is gone then).
+func launchServer(t *testing.T, dataDir string, settings ...string) (*Server, error) {
+	t.Helper()
 	needBinary(t)
 	env := serverEnv(dataDir, settings...)
-	s := &Server{DataDir: dataDir, env: env, stdout: newOutput(), stderr: newOutput(), exited: make(chan struct{})}
+	s := &Server{DataDir: dataDir, Settings: settings, env: env, stdout: newOutput(), stderr: newOutput(), exited: make(chan struct{})}
 	s.cmd = exec.Command(binary, "serve")
 	s.cmd.Env = env
 	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
 	s.cmd.WaitDelay = 5 * time.Second
 	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("start %s serve: %v", binary, err)
+		return nil, fmt.Errorf("start %s serve: %v", binary, err)
 	}
 	go func() {
 		s.err = s.cmd.Wait()
 		close(s.exited)
 	}()
-	t.Cleanup(func() { s.Stop(t) })
 
 	banner := s.stdout.await(s.exited, 60*time.Second, func(out string) bool {
-		return apiLine.MatchString(out) && shortLine.MatchString(out)
+		return apiLine.MatchString(out) && shortLine.MatchString(out) && edgeLine.MatchString(out)
 	})
 	if !banner {
 		select {
 		case <-s.exited:
-			t.Fatalf("shortlink serve exited (%v) before printing its API address\nstdout:\n%s\nstderr:\n%s", s.err, s.stdout, s.stderr)
+			return nil, fmt.Errorf("shortlink serve exited (%v) before printing its API and edge addresses\nstdout:\n%s\nstderr:\n%s", s.err, s.stdout, s.stderr)
 		default:
-			t.Fatalf("shortlink serve printed no API address within 60 s\nstdout:\n%s\nstderr:\n%s", s.stdout, s.stderr)
+			s.cmd.Process.Kill()
+			<-s.exited
+			return nil, fmt.Errorf("shortlink serve printed no API and edge addresses within 60 s\nstdout:\n%s\nstderr:\n%s", s.stdout, s.stderr)
 		}
 	}
+	t.Cleanup(func() {
+		s.Stop(t)
+		if t.Failed() {
+			t.Logf("stderr of the server on %s:\n%s", dataDir, tail(s.stderr.String(), 8000))
+		}
+	})
 	out := s.stdout.String()
 	s.Target = &Target{
 		APIBase:   apiLine.FindStringSubmatch(out)[1],
 		ShortBase: shortLine.FindStringSubmatch(out)[1],
+		EdgeBase:  edgeLine.FindStringSubmatch(out)[1],
 		Admin:     s.admin,
 		client:    &http.Client{Timeout: 30 * time.Second},
+		edgeClient: &http.Client{
+			Timeout:       30 * time.Second,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
 	}
-	return s
+	return s, nil
 }
 
 // Stop sends SIGTERM and waits for the process to exit; a graceful shutdown
@@ -318,6 +352,14 @@ func serverEnv(dataDir string, settings ...string) []string {
 		"SHORTLINK_EDGE_ADDR=127.0.0.1:0",
 	)
 	return append(env, settings...)
+}
+
+// tail is the end of s, at most n bytes.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
 }
 
 // randomKey is a valid API key value: sl_ and 40 base62 characters.
@@ -439,6 +481,11 @@ func (tg *Target) Request(t testing.TB, method, url string, header http.Header, 
 // try is Request for any goroutine: it returns what went wrong instead of
 // failing the test.
 func (tg *Target) try(method, url string, header http.Header, body any) (*Response, error) {
+	return do(tg.client, method, url, header, body)
+}
+
+// do sends one request with client and reads the whole answer.
+func do(client *http.Client, method, url string, header http.Header, body any) (*Response, error) {
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -463,7 +510,10 @@ func (tg *Target) try(method, url string, header http.Header, body any) (*Respon
 	if rd != nil && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	res, err := tg.client.Do(req)
+	if h, ok := header["Host"]; ok && len(h) > 0 {
+		req.Host = h[0] // net/http sends req.Host, not a Host header
+	}
+	res, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, url, err)
 	}

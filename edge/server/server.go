@@ -74,6 +74,13 @@ type Edge struct {
 	gen     atomic.Uint64 // bumped by every eviction; a load that raced one is not cached
 	domains domainCache
 
+	// cacheMu makes an eviction and a load's check-then-cache of gen atomic
+	// (else a load could cache what it read before an eviction that came
+	// between its check and its Set), and keeps both off the cache once
+	// Shutdown has closed it.
+	cacheMu     sync.Mutex
+	cacheClosed bool
+
 	agents *visitor.Agents
 	geo    *visitor.Geo
 	hasher *visitor.Hasher
@@ -152,16 +159,29 @@ func (e *Edge) Serve(ln net.Listener) error { return e.srv.Serve(ln) }
 // requests in flight; their clicks are in the producer when it returns.
 func (e *Edge) Shutdown(ctx context.Context) error {
 	err := e.srv.ShutdownWithContext(ctx)
+	e.cacheMu.Lock()
+	e.cacheClosed = true
 	e.links.Close()
+	e.cacheMu.Unlock()
 	e.agents.Close()
 	e.geo.Close()
 	return err
 }
 
-// Evict forgets the cached link (or absence) of domain+slug.
+// Evict forgets the cached link (or absence) of domain+slug. Once it returns,
+// no request is answered from what was read before it: a load in flight is
+// neither cached nor joined by later requests, and the cache has applied the
+// deletion (ristretto applies writes asynchronously, in order).
 func (e *Edge) Evict(domain, slug string) {
+	e.cacheMu.Lock()
+	defer e.cacheMu.Unlock()
+	if e.cacheClosed {
+		return
+	}
 	e.gen.Add(1)
+	e.loads.Forget(domain + "\x00" + slug)
 	e.links.Del(linkKey([]byte(domain), []byte(slug)))
+	e.links.Wait()
 }
 
 // linkKey hashes domain and slug into the cache key. The cached value carries
@@ -207,9 +227,11 @@ func (e *Edge) lookup(ctx context.Context, domain string, slug []byte, now time.
 		c.CachedUntil = e.now().Add(ttl)
 		// A change evicted this key while we read: what we read may be older
 		// than the change, so it is served once and not cached.
-		if e.gen.Load() == gen {
+		e.cacheMu.Lock()
+		if e.gen.Load() == gen && !e.cacheClosed {
 			e.links.Set(key, c, 1)
 		}
+		e.cacheMu.Unlock()
 		return c, nil
 	})
 	if err != nil {
