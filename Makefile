@@ -5,11 +5,14 @@ GO        ?= go
 BIN       := bin
 TOOLS     := $(CURDIR)/.tools
 MODULES   := shared controlplane edge analytics deploy benchmarks
-PKGS      := ./shared/... ./controlplane/... ./edge/... ./analytics/... ./deploy/...
+PKGS      := ./shared/... ./controlplane/... ./edge/... ./analytics/... ./deploy/... ./benchmarks/...
+BENCH_PKGS := ./edge/... ./shared/... ./analytics/... ./controlplane/...
+# EDGEBENCH_FLAGS: e.g. make bench EDGEBENCH_FLAGS='-duration 30s -conns 128 -wrk=false'
+EDGEBENCH_FLAGS ?=
 FUZZTIME  ?= 15s
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build run geoip test test-short lint fmt vet staticcheck bench fuzz tidy clean
+.PHONY: all build run run-split geoip test test-short lint fmt vet staticcheck bench fuzz tidy clean
 
 all: build
 
@@ -18,6 +21,8 @@ build:
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/shortlink ./deploy/standalone
 	$(GO) build -o $(BIN)/controlplane ./controlplane/cmd/controlplane
+	$(GO) build -o $(BIN)/edge ./edge/cmd/edge
+	$(GO) build -o $(BIN)/analytics ./analytics/cmd/analytics
 
 ## run: the standalone server on SQLite under ./data (no other service needed);
 ## it uses data/geoip.mmdb for countries when `make geoip` has fetched it
@@ -34,6 +39,12 @@ geoip:
 	cp "$$(find data/.geoip/package -name '*.mmdb' | head -n1)" data/geoip.mmdb
 	rm -rf data/.geoip
 	@echo "data/geoip.mmdb ready; make run uses it"
+
+## run-split: the split deployment on this machine: PostgreSQL (a fresh
+## database), a Kafka-protocol broker and ClickHouse, then controlplane, edge
+## and analytics as separate processes
+run-split: build
+	deploy/local/run-split
 
 ## test: every test, with the race detector
 test:
@@ -58,9 +69,11 @@ staticcheck: $(TOOLS)/staticcheck
 $(TOOLS)/staticcheck:
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-## bench: Go benchmarks of the hot paths
+## bench: Go benchmarks of the hot paths, then the edge against a bare 302
+## handler under the same load (docs/benchmarks.md)
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+	$(GO) test -run='^$$' -bench=. -benchmem $(BENCH_PKGS)
+	$(GO) run ./benchmarks/cmd/edgebench $(EDGEBENCH_FLAGS)
 
 ## fuzz: each fuzz target for FUZZTIME
 fuzz:

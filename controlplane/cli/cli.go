@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -86,6 +87,12 @@ func Main(ctx context.Context, p Program, args []string, stdout, stderr io.Write
 		}
 		defer st.Close()
 		return admin.Run(ctx, st, args[1:], stdout)
+	case "probe":
+		// A health check for images without curl: probe URL exits 0 on a 2xx.
+		if len(args) != 2 {
+			return errors.New("usage: probe URL")
+		}
+		return probe(ctx, args[1])
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, p.usage())
 		return nil
@@ -110,7 +117,12 @@ func serve(ctx context.Context, p Program, stdout, stderr io.Writer) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	opts := server.Options{Config: cfg, Store: st, Limiter: server.NewMemoryLimiter(), Logger: log, Registry: reg}
+	limiter, closeLimiter, err := server.NewLimiter(ctx, cfg.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer closeLimiter()
+	opts := server.Options{Config: cfg, Store: st, Limiter: limiter, Logger: log, Registry: reg}
 	planes := &Planes{}
 	if p.Planes != nil {
 		if planes, err = p.Planes(ctx, Env{Config: cfg, Store: st, Logger: log, Registry: reg}); err != nil {
@@ -163,4 +175,22 @@ func serve(ctx context.Context, p Program, stdout, stderr io.Writer) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+func probe(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	res.Body.Close()
+	if res.StatusCode/100 != 2 {
+		return fmt.Errorf("%s answered %s", url, res.Status)
+	}
+	return nil
 }

@@ -20,8 +20,19 @@ type Options = httpapi.Options
 // Store is everything the control plane keeps.
 type Store = httpapi.Store
 
-// NewMemoryLimiter returns the in-process rate limiter (one replica).
-func NewMemoryLimiter() ratelimit.Limiter { return ratelimit.NewMemory() }
+// NewLimiter returns the rate limiter the settings ask for: shared through
+// Redis across replicas when SHORTLINK_REDIS_URL is set, in-process otherwise.
+// close releases it.
+func NewLimiter(ctx context.Context, redisURL string) (l ratelimit.Limiter, close func() error, err error) {
+	if redisURL == "" {
+		return ratelimit.NewMemory(), func() error { return nil }, nil
+	}
+	r, err := ratelimit.NewRedis(ctx, redisURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, r.Close, nil
+}
 
 // Server is the control plane's HTTP server.
 type Server struct {

@@ -12,10 +12,11 @@ import (
 	"os"
 	"path/filepath"
 
-	analytics "shortlink.dev/analytics/sqlite"
+	"shortlink.dev/analytics/backend"
 	"shortlink.dev/controlplane/cli"
 	edge "shortlink.dev/edge/server"
 	"shortlink.dev/shared/bus"
+	"shortlink.dev/shared/kafka"
 )
 
 func main() {
@@ -26,27 +27,40 @@ func main() {
 	}
 }
 
-// planes starts, beside the API, the edge and the click pipeline: the edge
-// hands clicks to the in-process bus, whose consumer writes them in batches
-// into the analytics tables of the same SQLite file.
+// planes starts, beside the API, the edge and the click pipeline. On the
+// embedded defaults the edge hands clicks to the in-process bus, whose consumer
+// writes them in batches into the analytics tables of the same SQLite file; with
+// SHORTLINK_KAFKA_BROKERS and SHORTLINK_CLICKHOUSE_URL the same process runs on
+// the real engines, as the split binaries do.
 func planes(ctx context.Context, env cli.Env) (*cli.Planes, error) {
 	cfg := env.Config
-	if cfg.DatabaseURL != "" {
-		return nil, errors.New("the standalone binary keeps clicks in SQLite: unset SHORTLINK_DATABASE_URL, or run the split deployment")
-	}
-	clicks, err := analytics.Open(ctx, filepath.Join(cfg.DataDir, "shortlink.db"))
+	clicks, err := backend.Open(ctx, cfg, env.Store)
 	if err != nil {
 		return nil, err
 	}
-	b := bus.NewMemory(bus.MemoryOptions{Logger: env.Logger})
-	go b.Consume(clicks.WriteClicks)
+	var (
+		producer bus.ClickProducer
+		changes  bus.LinkChanges
+		stopBus  func(context.Context) error
+	)
+	if len(cfg.KafkaBrokers) > 0 {
+		producer, changes, stopBus, err = kafkaBus(ctx, env, clicks)
+		if err != nil {
+			clicks.Close()
+			return nil, err
+		}
+	} else {
+		m := bus.NewMemory(bus.MemoryOptions{Logger: env.Logger})
+		go m.Consume(clicks.WriteClicks)
+		producer, changes, stopBus = m, m, m.Close
+	}
 
 	secret, err := env.Store.Secret(ctx, "edge")
 	if err != nil {
 		return nil, err
 	}
 	e, err := edge.New(edge.Options{
-		Config: cfg, Source: env.Store, Clicks: b, Changes: b, Secret: secret,
+		Config: cfg, Source: env.Store, Clicks: producer, Changes: changes, Secret: secret,
 		Logger: env.Logger, Registry: env.Registry,
 	})
 	if err != nil {
@@ -62,15 +76,48 @@ func planes(ctx context.Context, env cli.Env) (*cli.Planes, error) {
 		}
 	}()
 	return &cli.Planes{
-		Changes: b,
+		Changes: changes,
 		Stats:   clicks,
 		Banner:  []string{fmt.Sprintf("Edge:        http://%s/", ln.Addr())},
 		Stop: func(ctx context.Context) error {
 			// Order matters: the edge finishes its requests (their clicks are
-			// in the bus), then the bus stores every buffered click.
+			// in the bus), then the bus stores or sends every buffered click.
 			err := e.Shutdown(ctx)
-			err = errors.Join(err, b.Close(ctx))
+			err = errors.Join(err, stopBus(ctx))
 			return errors.Join(err, clicks.Close())
 		},
 	}, nil
+}
+
+// kafkaBus runs the click pipeline through Kafka inside this process: the
+// edge's producer, a member of the consumer group "analytics", link changes.
+func kafkaBus(ctx context.Context, env cli.Env, clicks backend.Store) (bus.ClickProducer, bus.LinkChanges, func(context.Context) error, error) {
+	brokers := env.Config.KafkaBrokers
+	if err := kafka.EnsureTopics(ctx, brokers); err != nil {
+		return nil, nil, nil, err
+	}
+	producer, err := kafka.NewProducer(kafka.ProducerOptions{
+		Brokers: brokers, SpoolDir: filepath.Join(env.Config.DataDir, "click-spool"), Logger: env.Logger,
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	changes := kafka.NewChanges(brokers, env.Logger)
+	changes.AwaitEcho()
+	consumer := kafka.NewConsumer(kafka.ConsumerOptions{Brokers: brokers, Group: "analytics", Logger: env.Logger})
+	cctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- consumer.Run(cctx, clicks.WriteClicks) }()
+	stop := func(ctx context.Context) error {
+		err := producer.Close(ctx)
+		cancel()
+		select {
+		case cerr := <-done:
+			err = errors.Join(err, cerr)
+		case <-ctx.Done():
+			err = errors.Join(err, ctx.Err())
+		}
+		return errors.Join(err, changes.Close())
+	}
+	return producer, changes, stop, nil
 }

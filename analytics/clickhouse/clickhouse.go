@@ -1,0 +1,228 @@
+// Package clickhouse is the analytics backend at scale: click events in a
+// ClickHouse table (clickhouse-go/v2 over the native protocol), the links'
+// click counters written back to the control plane's PostgreSQL, and the link
+// statistics answered from ClickHouse. The embedded SQLite backend implements
+// the same; both pass the statstest contract suite.
+//
+// The pipeline delivers clicks at least once. A redelivered event is caught
+// three times over: within its batch, in a bounded set of the ids written
+// recently, and by looking the batch's ids up in ClickHouse before inserting.
+// What still slips through (two processes inserting one event at the same
+// instant) is collapsed by ReplacingMergeTree in the background and never
+// counted meanwhile: every query counts distinct event ids.
+package clickhouse
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"shortlink.dev/shared/sqlstore"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Counters is the link store that keeps the links' click_count and
+// last_clicked_at, where the control plane reads them: *sqlstore.Store.
+type Counters interface {
+	// SetLinkCounters raises the links' counters to the given absolute values.
+	SetLinkCounters(ctx context.Context, counters []sqlstore.LinkCounter) error
+	// LinkCounters returns a link's counters, or a NOT_FOUND error.
+	LinkCounters(ctx context.Context, linkID string) (sqlstore.LinkCounter, error)
+}
+
+var _ Counters = (*sqlstore.Store)(nil)
+
+// Store stores click events and answers statistics on ClickHouse. It is safe
+// for concurrent use.
+type Store struct {
+	conn     driver.Conn
+	counters Counters
+	recent   *recentIDs
+}
+
+// recentIDsKept is how many event ids WriteClicks remembers, so that a batch
+// the bus redelivers to the same process is dropped without a look-up: a few
+// dozen batches' worth, about 4 MB.
+const recentIDsKept = 1 << 16
+
+// databaseName is what Open accepts as a database name: it is written into
+// CREATE DATABASE, which takes no parameters.
+var databaseName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Open connects to the ClickHouse server named by url, a
+// SHORTLINK_CLICKHOUSE_URL like clickhouse://127.0.0.1:9000/shortlink (the
+// path is the database; user, password and settings as clickhouse-go's DSN
+// takes them), creates the database when it is missing and applies the
+// pending migrations before it returns. counters is where WriteClicks writes
+// the links' click counters back: the control plane's store.
+func Open(ctx context.Context, url string, counters Counters) (*Store, error) {
+	if counters == nil {
+		return nil, errors.New("cannot open ClickHouse: no link store for the click counters")
+	}
+	opts, err := ch.ParseDSN(url)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open ClickHouse: invalid SHORTLINK_CLICKHOUSE_URL: %w", err)
+	}
+	if opts.Protocol != ch.Native {
+		return nil, fmt.Errorf("cannot open ClickHouse: SHORTLINK_CLICKHOUSE_URL must be a clickhouse:// URL " +
+			"of the native protocol port (9000), not an HTTP one")
+	}
+	database := opts.Auth.Database
+	if database == "" {
+		database = "default"
+	}
+	if !databaseName.MatchString(database) {
+		return nil, fmt.Errorf("cannot open ClickHouse: invalid database name %q in SHORTLINK_CLICKHOUSE_URL: "+
+			"use letters, digits and _", database)
+	}
+	where := strings.Join(opts.Addr, ",") + "/" + database
+	if err := createDatabase(ctx, *opts, database); err != nil {
+		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
+	}
+	conn, err := ch.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
+	}
+	s := &Store{conn: conn, counters: counters, recent: newRecentIDs(recentIDsKept)}
+	if err := s.migrate(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
+	}
+	return s, nil
+}
+
+// createDatabase creates the database, over a connection to the server's
+// default one: a connection to a missing database fails its handshake.
+func createDatabase(ctx context.Context, opts ch.Options, database string) error {
+	opts.Auth.Database = ""
+	opts.MaxOpenConns, opts.MaxIdleConns = 1, 1
+	conn, err := ch.Open(&opts)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := conn.Ping(ctx); err != nil {
+		return fmt.Errorf("cannot reach the server: %w", err)
+	}
+	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS `"+database+"`"); err != nil {
+		return fmt.Errorf("cannot create database %s: %w", database, err)
+	}
+	return nil
+}
+
+// Close closes the connections.
+func (s *Store) Close() error { return s.conn.Close() }
+
+// Ping reports whether ClickHouse answers.
+func (s *Store) Ping(ctx context.Context) error { return s.conn.Ping(ctx) }
+
+// migrate applies the embedded migrations whose version analytics_migrations
+// does not record yet, in order, and records each after its last statement.
+// ClickHouse has neither transactions nor locks: the statements are written
+// to be run again (IF NOT EXISTS), so a migration cut short is simply run
+// again whole, and two processes starting together both run it harmlessly.
+func (s *Store) migrate(ctx context.Context) error {
+	if err := s.conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS analytics_migrations (
+		version UInt32, applied_at DateTime) ENGINE = MergeTree() ORDER BY version`); err != nil {
+		return fmt.Errorf("cannot create analytics_migrations: %w", err)
+	}
+	applied, err := s.appliedMigrations(ctx)
+	if err != nil {
+		return err
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		base := path.Base(name)
+		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("cannot apply migration %s: its name must start with a number", base)
+		}
+		if applied[uint32(version)] {
+			continue
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		for _, stmt := range splitStatements(string(body)) {
+			if err := s.conn.Exec(ctx, stmt); err != nil {
+				return fmt.Errorf("cannot apply analytics migration %s: %w\n%s", base, err, stmt)
+			}
+		}
+		if err := s.record(ctx, uint32(version)); err != nil {
+			return fmt.Errorf("cannot record analytics migration %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+// record records a migration as applied. It sends the row as a batch: over
+// the native protocol, ClickHouse 18.16 waits for the rows of an INSERT …
+// VALUES from the client instead of reading them from the query.
+func (s *Store) record(ctx context.Context, version uint32) error {
+	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO analytics_migrations (version, applied_at)`)
+	if err != nil {
+		return err
+	}
+	defer batch.Close()
+	if err := batch.Append(version, time.Now().UTC()); err != nil {
+		return err
+	}
+	return batch.Send()
+}
+
+func (s *Store) appliedMigrations(ctx context.Context) (map[uint32]bool, error) {
+	rows, err := s.conn.Query(ctx, `SELECT DISTINCT version FROM analytics_migrations`)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read analytics_migrations: %w", err)
+	}
+	defer rows.Close()
+	applied := map[uint32]bool{}
+	for rows.Next() {
+		var v uint32
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("cannot read analytics_migrations: %w", err)
+		}
+		applied[v] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("cannot read analytics_migrations: %w", err)
+	}
+	return applied, nil
+}
+
+// splitStatements splits a migration file on semicolons at line ends; the files
+// hold no semicolons inside statements. The native protocol takes one
+// statement per query.
+func splitStatements(body string) []string {
+	var out []string
+	for _, part := range strings.Split(body, ";\n") {
+		var lines []string
+		for _, l := range strings.Split(part, "\n") {
+			if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "--") {
+				lines = append(lines, l)
+			}
+		}
+		if stmt := strings.TrimSuffix(strings.TrimSpace(strings.Join(lines, "\n")), ";"); stmt != "" {
+			out = append(out, stmt)
+		}
+	}
+	return out
+}

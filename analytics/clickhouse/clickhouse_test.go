@@ -1,0 +1,450 @@
+package clickhouse_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+
+	"shortlink.dev/analytics/clickhouse"
+	"shortlink.dev/analytics/clickhouse/chtest"
+	"shortlink.dev/analytics/statstest"
+	"shortlink.dev/shared/click"
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/sqlstore"
+	"shortlink.dev/shared/stats"
+	"shortlink.dev/shared/storetest"
+)
+
+// The links live in PostgreSQL, at SHORTLINK_TEST_POSTGRES_URL (a server URL:
+// postgres://user@host:5432/postgres?sslmode=disable), in a database of the
+// test's own that is dropped at the end. ClickHouse comes from chtest.
+const postgresURLEnv = "SHORTLINK_TEST_POSTGRES_URL"
+
+// backend is the ClickHouse store with the control-plane store whose links
+// it counts, where the suite's workspaces and links live.
+type backend struct {
+	*clickhouse.Store
+	links *sqlstore.Store
+}
+
+func (b backend) NewWorkspace(t testing.TB) string {
+	t.Helper()
+	return storetest.MustCreateWorkspace(t, b.links).ID
+}
+
+func (b backend) NewLink(t testing.TB, workspaceID string) string {
+	t.Helper()
+	l := storetest.NewLink(workspaceID, storetest.UniqueDomain(), "s")
+	return storetest.MustCreateLink(t, b.links, l, -1).ID
+}
+
+// env is a ClickHouse database and a PostgreSQL one for a test.
+type env struct {
+	clickhouseURL string
+	links         *sqlstore.Store
+}
+
+func newEnv(t testing.TB) env {
+	t.Helper()
+	pg := mustCreatePostgresDB(t)
+	chURL := chtest.Start(t)
+	links, err := sqlstore.OpenPostgres(context.Background(), pg)
+	if err != nil {
+		t.Fatalf("open PostgreSQL: %v", err)
+	}
+	t.Cleanup(func() { links.Close() })
+	return env{clickhouseURL: chURL, links: links}
+}
+
+// open opens a new Store on the environment's databases, as a process
+// starting would.
+func (e env) open(t testing.TB) backend {
+	t.Helper()
+	return backend{Store: mustOpen(t, e.clickhouseURL, e.links), links: e.links}
+}
+
+func mustOpen(t testing.TB, url string, counters clickhouse.Counters) *clickhouse.Store {
+	t.Helper()
+	s, err := clickhouse.Open(context.Background(), url, counters)
+	if err != nil {
+		t.Fatalf("open ClickHouse: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestClickHouse runs the suite with every subtest on the same two databases,
+// each through a Store of its own, as processes share them.
+func TestClickHouse(t *testing.T) {
+	e := newEnv(t)
+	statstest.Run(t, func(t *testing.T) statstest.Backend { return e.open(t) })
+}
+
+func TestOpen(t *testing.T) {
+	e := newEnv(t)
+
+	t.Run("OKTwice", func(t *testing.T) {
+		url := chtest.Database(t, e.clickhouseURL)
+		first := backend{Store: mustOpen(t, url, e.links), links: e.links}
+		ws := first.NewWorkspace(t)
+		l := first.NewLink(t, ws)
+		at := time.Date(2025, time.March, 10, 12, 0, 0, 0, time.UTC)
+		mustWrite(t, first, click.Event{ID: click.NewEventID(), Time: at, LinkID: l, WorkspaceID: ws})
+		if err := first.Close(); err != nil {
+			t.Fatalf("close: %v", err)
+		}
+		again := mustOpen(t, url, e.links)
+		st, err := again.LinkStats(context.Background(), l, rangeOf(at))
+		if err != nil || st.TotalClicks != 1 {
+			t.Fatalf("stats after reopening: got %+v, %v; want 1 click", st, err)
+		}
+		wantMigrations(t, url, 1)
+	})
+
+	// Services starting together on a new database.
+	t.Run("OKConcurrent", func(t *testing.T) {
+		url := chtest.Database(t, e.clickhouseURL)
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for range 4 {
+			wg.Go(func() {
+				s, err := clickhouse.Open(context.Background(), url, e.links)
+				if err != nil {
+					errs <- err
+					return
+				}
+				s.Close()
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("open: %v", err)
+		}
+		b := backend{Store: mustOpen(t, url, e.links), links: e.links}
+		ws := b.NewWorkspace(t)
+		mustWrite(t, b, click.Event{ID: click.NewEventID(), Time: time.Now(), LinkID: b.NewLink(t, ws), WorkspaceID: ws})
+	})
+
+	for _, c := range []struct {
+		name, url, wantInError string
+	}{
+		{"ErrHTTP", "http://127.0.0.1:8123/shortlink", "clickhouse://"},
+		{"ErrDatabaseName", "clickhouse://127.0.0.1:9000/short-link", "invalid database name"},
+		{"ErrUnreachable", "clickhouse://127.0.0.1:1/shortlink", "127.0.0.1:1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := clickhouse.Open(context.Background(), c.url, e.links)
+			if err == nil {
+				s.Close()
+				t.Fatalf("open %s: got no error", c.url)
+			}
+			if !strings.Contains(err.Error(), c.wantInError) {
+				t.Errorf("open %s: error %q does not mention %q", c.url, err, c.wantInError)
+			}
+		})
+	}
+}
+
+// TestRedeliveredAfterRestart: a process that starts again knows none of
+// the ids it wrote; the look-up in ClickHouse keeps the redelivered batch
+// from being stored twice.
+func TestRedeliveredAfterRestart(t *testing.T) {
+	e := newEnv(t)
+	first := e.open(t)
+	ws := first.NewWorkspace(t)
+	l := first.NewLink(t, ws)
+	at := time.Date(2025, time.March, 10, 12, 0, 0, 0, time.UTC)
+	batch := []click.Event{
+		{ID: click.NewEventID(), Time: at, LinkID: l, WorkspaceID: ws},
+		{ID: click.NewEventID(), Time: at.Add(time.Hour), LinkID: l, WorkspaceID: ws},
+		{ID: click.NewEventID(), Time: at.Add(2 * time.Hour), LinkID: l, WorkspaceID: ws, Bot: true},
+	}
+	mustWrite(t, first, batch...)
+	first.Close()
+
+	again := e.open(t)
+	later := click.Event{ID: click.NewEventID(), Time: at.Add(3 * time.Hour), LinkID: l, WorkspaceID: ws}
+	mustWrite(t, again, append(batch, later)...)
+	if n := rowsOf(t, e.clickhouseURL, l); n != 4 {
+		t.Errorf("rows of the link in clicks: got %d, want 4 (3 events and a new one, none twice)", n)
+	}
+	wantCounters(t, again, l, 3, at.Add(3*time.Hour))
+}
+
+// TestDuplicateRowsCountOnce: two processes inserting the same event at the
+// same instant both store it; until ClickHouse merges the copies, every
+// count still sees one click.
+func TestDuplicateRowsCountOnce(t *testing.T) {
+	e := newEnv(t)
+	b := e.open(t)
+	ws := b.NewWorkspace(t)
+	l := b.NewLink(t, ws)
+	at := time.Date(2025, time.March, 10, 12, 0, 0, 0, time.UTC)
+	mustWrite(t, b,
+		click.Event{ID: click.NewEventID(), Time: at, LinkID: l, WorkspaceID: ws, Country: "US"},
+		click.Event{ID: click.NewEventID(), Time: at, LinkID: l, WorkspaceID: ws, Country: "DE"})
+	// The second process's copies, written behind the Store's back.
+	conn := mustConnect(t, e.clickhouseURL)
+	const columns = `event_id, time_us, day, link_id, workspace_id, domain, slug, target, country, city,
+		device, browser, os, referrer, trigger, qr_id, bot, visitor`
+	if err := conn.Exec(context.Background(), `INSERT INTO clicks (`+columns+`) SELECT `+columns+`
+		FROM clicks WHERE link_id = ?`, l); err != nil {
+		t.Fatalf("copy the rows: %v", err)
+	}
+	if n := rowsOf(t, e.clickhouseURL, l); n != 4 {
+		t.Fatalf("rows of the link in clicks: got %d, want 4", n)
+	}
+	// A later click has the counters counted again.
+	mustWrite(t, b, click.Event{ID: click.NewEventID(), Time: at.Add(time.Hour), LinkID: l, WorkspaceID: ws, Country: "US"})
+	wantCounters(t, b, l, 3, at.Add(time.Hour))
+	st, err := b.LinkStats(context.Background(), l, rangeOf(at))
+	if err != nil {
+		t.Fatalf("stats: %v", err)
+	}
+	if st.TotalClicks != 3 || st.UniqueClicks != 1 || len(st.ByCountry) != 2 ||
+		st.ByCountry[0].Count != 2 || st.ByCountry[1].Count != 1 || st.OverTime[0].Count != 3 {
+		t.Errorf("stats: got total %d, unique %d, byCountry %+v, overTime %+v; want 3, 1, [US:2 DE:1], [3]",
+			st.TotalClicks, st.UniqueClicks, st.ByCountry, st.OverTime)
+	}
+	if n, err := b.ClicksSince(context.Background(), ws, at); err != nil || n != 3 {
+		t.Errorf("clicks since: got %d, %v; want 3", n, err)
+	}
+}
+
+// failingCounters fails SetLinkCounters while fail is set, as PostgreSQL
+// going away between the INSERT and the counters would.
+type failingCounters struct {
+	*sqlstore.Store
+	fail atomic.Bool
+}
+
+func (f *failingCounters) SetLinkCounters(ctx context.Context, counters []sqlstore.LinkCounter) error {
+	if f.fail.Load() {
+		return errors.New("PostgreSQL is down")
+	}
+	return f.Store.SetLinkCounters(ctx, counters)
+}
+
+// TestCountersCatchUpOnRedelivery: the clicks were stored but the counters
+// failed, so the batch failed and the bus delivers it again. The events are
+// not stored twice, and the counters now count them.
+func TestCountersCatchUpOnRedelivery(t *testing.T) {
+	e := newEnv(t)
+	counters := &failingCounters{Store: e.links}
+	b := backend{Store: mustOpen(t, e.clickhouseURL, counters), links: e.links}
+	ws := b.NewWorkspace(t)
+	l := b.NewLink(t, ws)
+	at := time.Date(2025, time.March, 10, 12, 0, 0, 0, time.UTC)
+	batch := []click.Event{
+		{ID: click.NewEventID(), Time: at, LinkID: l, WorkspaceID: ws},
+		{ID: click.NewEventID(), Time: at.Add(time.Minute), LinkID: l, WorkspaceID: ws},
+	}
+	counters.fail.Store(true)
+	if err := b.WriteClicks(context.Background(), batch); err == nil {
+		t.Fatalf("write clicks while the counters fail: got no error")
+	}
+	wantCounters(t, b, l, 0, time.Time{})
+	counters.fail.Store(false)
+	mustWrite(t, b, batch...)
+	wantCounters(t, b, l, 2, at.Add(time.Minute))
+	if n := rowsOf(t, e.clickhouseURL, l); n != 2 {
+		t.Errorf("rows of the link in clicks: got %d, want 2", n)
+	}
+}
+
+func TestLinkCountersNotFound(t *testing.T) {
+	b := newEnv(t)
+	_, _, err := b.open(t).LinkCounters(context.Background(), "link_none")
+	if !fault.Is(err, fault.NotFound) {
+		t.Fatalf("counters of an unknown link: got %v, want NOT_FOUND", err)
+	}
+}
+
+// BenchmarkWriteClicks stores batches of 1000 clicks, as the bus hands them
+// over, on 10 links; one in 20 is a bot.
+func BenchmarkWriteClicks(b *testing.B) {
+	const size = 1000
+	e := newEnv(b)
+	s := e.open(b)
+	ws := s.NewWorkspace(b)
+	links := make([]string, 10)
+	for i := range links {
+		links[i] = s.NewLink(b, ws)
+	}
+	batch := make([]click.Event, size)
+	for i := range batch {
+		batch[i] = click.Event{
+			V: click.Version, Time: time.Now(), LinkID: links[i%len(links)], WorkspaceID: ws,
+			Domain: "sho.rt", Slug: "s", Target: "https://example.com/landing?utm_source=x",
+			Country: "US", City: "Boston", Device: click.DeviceMobile, Browser: "Safari", OS: "iOS",
+			Referrer: "t.co", Trigger: click.TriggerLink, Bot: i%20 == 0,
+			Visitor: click.Visitor(click.NewEventID()),
+		}
+	}
+	ctx := context.Background()
+	var seq uint64
+	b.Run("New", func(b *testing.B) {
+		for b.Loop() {
+			for i := range batch {
+				seq++
+				binary.BigEndian.PutUint64(batch[i].ID[8:], seq)
+			}
+			if err := s.WriteClicks(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "clicks/s")
+	})
+	// The bus redelivers a batch that this process stored: no look-up, no
+	// insert, the counters counted again.
+	b.Run("Redelivered", func(b *testing.B) {
+		for b.Loop() {
+			if err := s.WriteClicks(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "clicks/s")
+	})
+	// The same after a restart: every id is looked up in ClickHouse.
+	b.Run("RedeliveredAfterRestart", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			fresh := e.open(b)
+			b.StartTimer()
+			if err := fresh.WriteClicks(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			fresh.Close()
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "clicks/s")
+	})
+}
+
+func mustWrite(t testing.TB, b backend, batch ...click.Event) {
+	t.Helper()
+	if err := b.WriteClicks(context.Background(), batch); err != nil {
+		t.Fatalf("write %d clicks: %v", len(batch), err)
+	}
+}
+
+// wantCounters checks the link's counters in PostgreSQL; a zero last means none.
+func wantCounters(t testing.TB, b backend, linkID string, count int64, last time.Time) {
+	t.Helper()
+	n, got, err := b.LinkCounters(context.Background(), linkID)
+	if err != nil {
+		t.Fatalf("counters of link %s: %v", linkID, err)
+	}
+	if n != count || (got == nil) != last.IsZero() || (got != nil && !got.Equal(last)) {
+		t.Errorf("counters: got %d, %v; want %d, %v", n, got, count, last)
+	}
+}
+
+// rangeOf returns the range of the one UTC day of day.
+func rangeOf(day time.Time) stats.Range {
+	d := day.UTC().Truncate(24 * time.Hour)
+	return stats.Range{From: d, To: d}
+}
+
+// mustConnect opens a connection of the test's own to the database at url.
+func mustConnect(t testing.TB, url string) driver.Conn {
+	t.Helper()
+	opts, err := ch.ParseDSN(url)
+	if err != nil {
+		t.Fatalf("parse %s: %v", url, err)
+	}
+	conn, err := ch.Open(opts)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", url, err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// rowsOf counts the rows of the link in clicks, copies included.
+func rowsOf(t testing.TB, url, linkID string) uint64 {
+	t.Helper()
+	var n uint64
+	if err := mustConnect(t, url).QueryRow(context.Background(), `SELECT count() FROM clicks WHERE link_id = ?`,
+		linkID).Scan(&n); err != nil {
+		t.Fatalf("count rows: %v", err)
+	}
+	return n
+}
+
+// wantMigrations checks that analytics_migrations records each of the
+// versions 1 to last once.
+func wantMigrations(t testing.TB, url string, last int) {
+	t.Helper()
+	rows, err := mustConnect(t, url).Query(context.Background(), `SELECT version FROM analytics_migrations ORDER BY version`)
+	if err != nil {
+		t.Fatalf("read analytics_migrations: %v", err)
+	}
+	defer rows.Close()
+	var got []uint32
+	for rows.Next() {
+		var v uint32
+		if err := rows.Scan(&v); err != nil {
+			t.Fatalf("read analytics_migrations: %v", err)
+		}
+		got = append(got, v)
+	}
+	if len(got) != last {
+		t.Fatalf("analytics_migrations: got %v, want 1 to %d once each", got, last)
+	}
+	for i, v := range got {
+		if v != uint32(i+1) {
+			t.Fatalf("analytics_migrations: got %v, want 1 to %d once each", got, last)
+		}
+	}
+}
+
+// mustCreatePostgresDB creates an empty database on the test server and returns
+// its URL. The database is dropped, connections and all, when t ends.
+func mustCreatePostgresDB(t testing.TB) string {
+	t.Helper()
+	server := os.Getenv(postgresURLEnv)
+	if server == "" {
+		if os.Getenv(chtest.RequireEnv) == "1" {
+			t.Fatalf("%s=1 but %s is not set: set it to a PostgreSQL server URL, like "+
+				"postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", chtest.RequireEnv, postgresURLEnv)
+		}
+		t.Skipf("%s is not set: the ClickHouse tests, which keep their links in PostgreSQL, are skipped", postgresURLEnv)
+	}
+	u, err := url.Parse(server)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		t.Fatalf("%s must be a postgres:// URL, got %q", postgresURLEnv, server)
+	}
+	admin, err := sql.Open("pgx", server)
+	if err != nil {
+		t.Fatalf("open %s: %v", u.Redacted(), err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	// rand.Text is base32: lower-cased, a valid unquoted identifier after "ch_".
+	name := "ch_" + strings.ToLower(rand.Text())
+	if _, err := admin.Exec(`CREATE DATABASE ` + name); err != nil {
+		t.Fatalf("create database %s on %s: %v", name, u.Redacted(), err)
+	}
+	t.Cleanup(func() {
+		if _, err := admin.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`); err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+		}
+	})
+	u.Path = "/" + name
+	return u.String()
+}

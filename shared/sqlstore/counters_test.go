@@ -1,0 +1,177 @@
+package sqlstore_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/sqlstore"
+	"shortlink.dev/shared/storetest"
+)
+
+func TestSetLinkCounters(t *testing.T) {
+	t.Run("SQLite", func(t *testing.T) {
+		testSetLinkCounters(t, func(t *testing.T) *sqlstore.Store {
+			return mustOpenSQLite(t, filepath.Join(t.TempDir(), "shortlink.db"))
+		})
+	})
+	t.Run("Postgres", func(t *testing.T) {
+		dbURL := mustCreatePostgresDB(t)
+		testSetLinkCounters(t, func(t *testing.T) *sqlstore.Store { return mustOpenPostgres(t, dbURL) })
+	})
+}
+
+func testSetLinkCounters(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
+	at := time.Date(2025, time.March, 10, 12, 34, 56, 789123000, time.UTC)
+
+	t.Run("OK", func(t *testing.T) {
+		s := open(t)
+		ws, ids := mustNewLinks(t, s, 3)
+		a, b, untouched := ids[0], ids[1], ids[2]
+		mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: a, Count: 3, LastClickedAt: &at},
+			sqlstore.LinkCounter{LinkID: b, Count: 1, LastClickedAt: ptr(at.Add(-time.Hour))})
+		wantCounter(t, s, a, 3, &at)
+		wantCounter(t, s, b, 1, ptr(at.Add(-time.Hour)))
+		wantCounter(t, s, untouched, 0, nil)
+		// The control plane reads the same columns.
+		l := storetest.MustGetLink(t, s, ws, a)
+		if l.ClickCount != 3 || l.LastClickedAt == nil || !l.LastClickedAt.Equal(at) {
+			t.Errorf("link: got clickCount %d, lastClickedAt %v; want 3, %v", l.ClickCount, l.LastClickedAt, at)
+		}
+	})
+
+	t.Run("OKNeverLowered", func(t *testing.T) {
+		s := open(t)
+		_, ids := mustNewLinks(t, s, 1)
+		id := ids[0]
+		mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: id, Count: 5, LastClickedAt: &at})
+		// A writer that counted before the latest batch arrived.
+		mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: id, Count: 4, LastClickedAt: ptr(at.Add(-time.Second))})
+		wantCounter(t, s, id, 5, &at)
+		// The same counters again: a redelivered batch.
+		mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: id, Count: 5, LastClickedAt: &at})
+		wantCounter(t, s, id, 5, &at)
+		// Each moves on its own: more clicks, but the latest came earlier.
+		mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: id, Count: 6, LastClickedAt: ptr(at.Add(-time.Minute))})
+		wantCounter(t, s, id, 6, &at)
+		// No time leaves the time as it is.
+		mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: id, Count: 7})
+		wantCounter(t, s, id, 7, &at)
+	})
+
+	t.Run("OKUnknownLinkSkipped", func(t *testing.T) {
+		s := open(t)
+		_, ids := mustNewLinks(t, s, 1)
+		id := ids[0]
+		mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: "link_deleted", Count: 9, LastClickedAt: &at},
+			sqlstore.LinkCounter{LinkID: id, Count: 2, LastClickedAt: &at})
+		wantCounter(t, s, id, 2, &at)
+	})
+
+	t.Run("OKEmpty", func(t *testing.T) {
+		if err := open(t).SetLinkCounters(context.Background(), nil); err != nil {
+			t.Fatalf("set no counters: %v", err)
+		}
+	})
+
+	// More links than one statement takes.
+	t.Run("OKManyLinks", func(t *testing.T) {
+		s := open(t)
+		_, ids := mustNewLinks(t, s, 700)
+		counters := make([]sqlstore.LinkCounter, len(ids))
+		for i, id := range ids {
+			counters[i] = sqlstore.LinkCounter{LinkID: id, Count: int64(i + 1), LastClickedAt: ptr(at.Add(time.Duration(i) * time.Second))}
+		}
+		mustSetCounters(t, s, counters...)
+		for _, i := range []int{0, 499, 500, len(ids) - 1} {
+			wantCounter(t, s, ids[i], int64(i+1), ptr(at.Add(time.Duration(i)*time.Second)))
+		}
+	})
+
+	// Writers with the same links in opposite orders neither deadlock nor lose
+	// the highest counters.
+	t.Run("OKConcurrent", func(t *testing.T) {
+		s := open(t)
+		_, ids := mustNewLinks(t, s, 20)
+		const writers = 8
+		var wg sync.WaitGroup
+		errs := make(chan error, writers)
+		for w := range writers {
+			wg.Go(func() {
+				for round := range 10 {
+					counters := make([]sqlstore.LinkCounter, len(ids))
+					for i, id := range ids {
+						n := int64(10*round + w)
+						counters[i] = sqlstore.LinkCounter{LinkID: id, Count: n, LastClickedAt: ptr(at.Add(time.Duration(n) * time.Second))}
+					}
+					if w%2 == 1 {
+						slices.Reverse(counters)
+					}
+					if err := s.SetLinkCounters(context.Background(), counters); err != nil {
+						errs <- fmt.Errorf("writer %d: %w", w, err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		const top = 10*9 + writers - 1
+		for _, id := range ids {
+			wantCounter(t, s, id, top, ptr(at.Add(top*time.Second)))
+		}
+	})
+
+	t.Run("ErrNotFound", func(t *testing.T) {
+		_, err := open(t).LinkCounters(context.Background(), "link_none")
+		if !fault.Is(err, fault.NotFound) {
+			t.Fatalf("counters of an unknown link: got %v, want NOT_FOUND", err)
+		}
+	})
+}
+
+// mustNewLinks creates n links in a new workspace and returns the workspace's
+// id and theirs.
+func mustNewLinks(t testing.TB, s *sqlstore.Store, n int) (workspaceID string, ids []string) {
+	t.Helper()
+	w := storetest.MustCreateWorkspace(t, s)
+	domain := storetest.UniqueDomain()
+	ids = make([]string, n)
+	for i := range ids {
+		ids[i] = storetest.MustCreateLink(t, s, storetest.NewLink(w.ID, domain, fmt.Sprintf("s%d", i)), -1).ID
+	}
+	return w.ID, ids
+}
+
+func mustSetCounters(t testing.TB, s *sqlstore.Store, counters ...sqlstore.LinkCounter) {
+	t.Helper()
+	if err := s.SetLinkCounters(context.Background(), counters); err != nil {
+		t.Fatalf("set counters: %v", err)
+	}
+}
+
+func wantCounter(t testing.TB, s *sqlstore.Store, linkID string, count int64, last *time.Time) {
+	t.Helper()
+	c, err := s.LinkCounters(context.Background(), linkID)
+	if err != nil {
+		t.Fatalf("counters of link %s: %v", linkID, err)
+	}
+	if c.LinkID != linkID || c.Count != count {
+		t.Errorf("link %s: got click_count %d (of %s), want %d", linkID, c.Count, c.LinkID, count)
+	}
+	switch {
+	case last == nil && c.LastClickedAt == nil:
+	case last == nil || c.LastClickedAt == nil || !c.LastClickedAt.Equal(*last) || c.LastClickedAt.Location() != time.UTC:
+		t.Errorf("link %s: got last_clicked_at %v, want %v (in UTC)", linkID, c.LastClickedAt, last)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
