@@ -17,17 +17,14 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
 	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"shortlink.dev/shared/migration"
 	"shortlink.dev/shared/sqlstore"
 )
 
@@ -143,31 +140,21 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+	files, err := migration.Load(migrations, "migrations")
 	if err != nil {
 		return err
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		base := path.Base(name)
-		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("cannot apply migration %s: its name must start with a number", base)
-		}
-		if applied[uint32(version)] {
+	for _, m := range files {
+		if applied[uint32(m.Version)] {
 			continue
 		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		for _, stmt := range splitStatements(string(body)) {
+		for _, stmt := range m.Statements {
 			if err := s.conn.Exec(ctx, stmt); err != nil {
-				return fmt.Errorf("cannot apply analytics migration %s: %w\n%s", base, err, stmt)
+				return fmt.Errorf("cannot apply analytics migration %s: %w\n%s", m.Name, err, stmt)
 			}
 		}
-		if err := s.record(ctx, uint32(version)); err != nil {
-			return fmt.Errorf("cannot record analytics migration %s: %w", base, err)
+		if err := s.record(ctx, uint32(m.Version)); err != nil {
+			return fmt.Errorf("cannot record analytics migration %s: %w", m.Name, err)
 		}
 	}
 	return nil
@@ -206,23 +193,4 @@ func (s *Store) appliedMigrations(ctx context.Context) (map[uint32]bool, error) 
 		return nil, fmt.Errorf("cannot read analytics_migrations: %w", err)
 	}
 	return applied, nil
-}
-
-// splitStatements splits a migration file on semicolons at line ends; the files
-// hold no semicolons inside statements. The native protocol takes one
-// statement per query.
-func splitStatements(body string) []string {
-	var out []string
-	for _, part := range strings.Split(body, ";\n") {
-		var lines []string
-		for _, l := range strings.Split(part, "\n") {
-			if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "--") {
-				lines = append(lines, l)
-			}
-		}
-		if stmt := strings.TrimSuffix(strings.TrimSpace(strings.Join(lines, "\n")), ";"); stmt != "" {
-			out = append(out, stmt)
-		}
-	}
-	return out
 }

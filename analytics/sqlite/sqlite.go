@@ -10,14 +10,10 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"shortlink.dev/shared/migration"
 )
 
 //go:embed migrations/*.sql
@@ -86,61 +82,33 @@ func (s *Store) migrate(ctx context.Context) error {
 		version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
 		return fmt.Errorf("cannot create analytics_migrations: %w", err)
 	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+	files, err := migration.Load(migrations, "migrations")
 	if err != nil {
 		return err
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		base := path.Base(name)
-		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("migration %s: name must start with a number", base)
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			return err
-		}
+	for _, m := range files {
 		if err := s.inTx(ctx, func(tx *sql.Tx) error {
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM analytics_migrations WHERE version = $1`,
-				version).Scan(&n); err != nil {
+				m.Version).Scan(&n); err != nil {
 				return err
 			}
 			if n > 0 {
 				return nil
 			}
-			for _, stmt := range splitStatements(string(body)) {
+			for _, stmt := range m.Statements {
 				if _, err := tx.ExecContext(ctx, stmt); err != nil {
 					return fmt.Errorf("%w\n%s", err, stmt)
 				}
 			}
 			_, err := tx.ExecContext(ctx, `INSERT INTO analytics_migrations (version, applied_at) VALUES ($1, $2)`,
-				version, time.Now().UnixMicro())
+				m.Version, time.Now().UnixMicro())
 			return err
 		}); err != nil {
-			return fmt.Errorf("cannot apply analytics migration %s: %w", base, err)
+			return fmt.Errorf("cannot apply analytics migration %s: %w", m.Name, err)
 		}
 	}
 	return nil
-}
-
-// splitStatements splits a migration file on semicolons at line ends; the files
-// hold no semicolons inside statements.
-func splitStatements(body string) []string {
-	var out []string
-	for _, part := range strings.Split(body, ";\n") {
-		var lines []string
-		for _, l := range strings.Split(part, "\n") {
-			if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "--") {
-				lines = append(lines, l)
-			}
-		}
-		if stmt := strings.TrimSuffix(strings.TrimSpace(strings.Join(lines, "\n")), ";"); stmt != "" {
-			out = append(out, stmt)
-		}
-	}
-	return out
 }
 
 // inTx runs fn in a writing transaction, committed when fn returns nil.

@@ -11,18 +11,17 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	sqlitedriver "modernc.org/sqlite"  // registers the "sqlite" driver
+
 	sqlite3 "modernc.org/sqlite/lib"
+	"shortlink.dev/shared/migration"
 )
 
 //go:embed migrations/*.sql
@@ -162,41 +161,31 @@ func (s *Store) migrate(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("cannot create schema_migrations: %w", err)
 	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+	files, err := migration.Load(migrations, "migrations")
 	if err != nil {
 		return err
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		base := filepath.Base(name)
-		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("migration %s: name must start with a number", base)
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			return err
-		}
+	for _, m := range files {
 		if err := s.inTx(ctx, func(tx *sql.Tx) error {
 			if err := s.lockMigrations(ctx, tx); err != nil {
 				return err
 			}
 			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = $1`, version).Scan(&n); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = $1`, m.Version).Scan(&n); err != nil {
 				return err
 			}
 			if n > 0 {
 				return nil
 			}
-			for _, stmt := range splitStatements(string(body)) {
+			for _, stmt := range m.Statements {
 				if _, err := tx.ExecContext(ctx, stmt); err != nil {
 					return fmt.Errorf("%w\n%s", err, stmt)
 				}
 			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)`, version, micros(s.Now()))
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)`, m.Version, micros(s.Now()))
 			return err
 		}); err != nil {
-			return fmt.Errorf("cannot apply migration %s: %w", base, err)
+			return fmt.Errorf("cannot apply migration %s: %w", m.Name, err)
 		}
 	}
 	return nil
@@ -210,24 +199,6 @@ func (s *Store) lockMigrations(ctx context.Context, tx *sql.Tx) error {
 	}
 	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(8412)`)
 	return err
-}
-
-// splitStatements splits a migration file on semicolons at line ends; the files
-// hold no semicolons inside statements.
-func splitStatements(body string) []string {
-	var out []string
-	for _, part := range strings.Split(body, ";\n") {
-		var lines []string
-		for _, l := range strings.Split(part, "\n") {
-			if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "--") {
-				lines = append(lines, l)
-			}
-		}
-		if stmt := strings.TrimSuffix(strings.TrimSpace(strings.Join(lines, "\n")), ";"); stmt != "" {
-			out = append(out, stmt)
-		}
-	}
-	return out
 }
 
 // inTx runs fn in a transaction, committed when fn returns nil.
