@@ -35,17 +35,13 @@ type ProducerOptions struct {
 // bound. A replayed batch may reach Kafka twice; consumers drop repeated
 // event ids.
 type Producer struct {
-	w       *kafkago.Writer
-	ch      chan click.Event
-	spool   *spool
-	log     *slog.Logger
-	down    atomic.Bool
-	dropped atomic.Int64
-
-	sendMu  sync.RWMutex
-	closing bool
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	w     *kafkago.Writer
+	buf   *bus.Buffer
+	spool *spool
+	log   *slog.Logger
+	down  atomic.Bool
+	stop  chan struct{}
+	wg    sync.WaitGroup
 }
 
 var _ bus.ClickProducer = (*Producer)(nil)
@@ -66,7 +62,7 @@ func NewProducer(o ProducerOptions) (*Producer, error) {
 		return nil, err
 	}
 	p := &Producer{
-		w: writer(o.Brokers, ClicksTopic), ch: make(chan click.Event, o.Buffer),
+		w: writer(o.Brokers, ClicksTopic), buf: bus.NewBuffer(o.Buffer),
 		spool: sp, log: o.Logger, stop: make(chan struct{}),
 	}
 	p.wg.Add(2)
@@ -75,39 +71,20 @@ func NewProducer(o ProducerOptions) (*Producer, error) {
 	return p, nil
 }
 
-// Offer implements bus.ClickProducer.
-func (p *Producer) Offer(e click.Event) bool {
-	p.sendMu.RLock()
-	defer p.sendMu.RUnlock()
-	if p.closing {
-		p.dropped.Add(1)
-		return false
-	}
-	select {
-	case p.ch <- e:
-		return true
-	default:
-		p.dropped.Add(1)
-		return false
-	}
-}
+// Offer implements bus.ClickProducer: it never blocks.
+func (p *Producer) Offer(e click.Event) bool { return p.buf.Offer(e) }
 
 // Dropped returns how many events were dropped (buffer or spool full).
-func (p *Producer) Dropped() int64 { return p.dropped.Load() + p.spool.dropped.Load() }
+func (p *Producer) Dropped() int64 { return p.buf.Dropped() + p.spool.dropped.Load() }
 
 // Spooled returns how many bytes of clicks wait on disk for Kafka.
 func (p *Producer) Spooled() int64 { return p.spool.size() }
 
 // Close implements bus.ClickProducer: it sends (or spools) every buffered event.
 func (p *Producer) Close(ctx context.Context) error {
-	p.sendMu.Lock()
-	if p.closing {
-		p.sendMu.Unlock()
+	if !p.buf.Close() {
 		return errors.New("kafka producer: closed twice")
 	}
-	p.closing = true
-	close(p.ch)
-	p.sendMu.Unlock()
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
 	select {
@@ -126,33 +103,11 @@ const (
 func (p *Producer) run() {
 	defer p.wg.Done()
 	defer close(p.stop)
-	batch := make([]click.Event, 0, batchSize)
-	tick := time.NewTicker(flushInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case e, ok := <-p.ch:
-			if !ok {
-				p.send(batch)
-				return
-			}
-			batch = append(batch, e)
-			if len(batch) >= batchSize {
-				p.send(batch)
-				batch = batch[:0]
-			}
-		case <-tick.C:
-			p.send(batch)
-			batch = batch[:0]
-		}
-	}
+	p.buf.Drain(batchSize, flushInterval, p.send)
 }
 
 // send writes a batch to Kafka, or to the spool when Kafka is down.
 func (p *Producer) send(batch []click.Event) {
-	if len(batch) == 0 {
-		return
-	}
 	if !p.down.Load() && !p.spool.hasData() {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		err := p.write(ctx, batch)
