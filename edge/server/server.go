@@ -7,6 +7,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -25,6 +26,7 @@ import (
 	"shortlink.dev/edge/internal/target"
 	"shortlink.dev/edge/internal/visitor"
 	"shortlink.dev/shared/bus"
+	"shortlink.dev/shared/clientip"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/link"
@@ -308,11 +310,11 @@ func (e *Edge) clientIP(ctx *fasthttp.RequestCtx) netip.Addr {
 	if len(xff) == 0 {
 		return remote
 	}
-	return resolveForwarded(remote, string(xff), e.cfg.TrustedProxies)
+	return clientip.Resolve(remote, string(xff), e.cfg.TrustedProxies)
 }
 
 type slogPrinter struct{ log *slog.Logger }
 
 func (p slogPrinter) Printf(format string, args ...any) {
-	p.log.Warn("fasthttp", "msg", sprintf(format, args...))
+	p.log.Warn("fasthttp", "msg", fmt.Sprintf(format, args...))
 }

@@ -4,8 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,14 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"shortlink.dev/edge/internal/target"
-	"shortlink.dev/shared/clientip"
 )
-
-func resolveForwarded(remote netip.Addr, xff string, trusted []netip.Prefix) netip.Addr {
-	return clientip.Resolve(remote, xff, trusted)
-}
-
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
 // unlockTTL is how long a right password keeps a link open in that browser.
 const unlockTTL = 24 * time.Hour
