@@ -81,7 +81,7 @@ fuzz:
 	  for dir in $$($(GO) list -f '{{.Dir}}' $$pkg); do \
 	    for target in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
 	      echo "fuzz $$target in $$dir"; \
-	      (cd $$dir && $(GO) test -run='^$$' -fuzz="^$$target$$" -fuzztime=$(FUZZTIME) .); \
+	      (cd $$dir && $(GO) test -run='^$$' -fuzz="^$$target$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=1s .); \
 	    done; \
 	  done; \
 	done
