@@ -56,7 +56,7 @@ func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
 	get, head, post := ctx.IsGet(), ctx.IsHead(), ctx.IsPost()
 	if !get && !head && !post {
 		ctx.Response.Header.Set("Allow", "GET, HEAD, POST")
-		e.page(ctx, fasthttp.StatusMethodNotAllowed, page.NotFound, e.metrics.notFound)
+		e.page(ctx, fasthttp.StatusMethodNotAllowed, page.MethodNotAllowed, e.metrics.notFound)
 		return
 	}
 	slug := path[1:]
@@ -93,7 +93,7 @@ func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
 		}
 	} else if post {
 		ctx.Response.Header.Set("Allow", "GET, HEAD")
-		e.page(ctx, fasthttp.StatusMethodNotAllowed, page.NotFound, e.metrics.notFound)
+		e.page(ctx, fasthttp.StatusMethodNotAllowed, page.MethodNotAllowed, e.metrics.notFound)
 		return
 	}
 

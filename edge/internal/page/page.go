@@ -62,3 +62,6 @@ var (
 
 // Unavailable is the page of a lookup that failed (the store is unreachable).
 var Unavailable = render(data{Title: "Temporarily unavailable", Text: "This link cannot be opened right now. Please try again in a moment."})
+
+// MethodNotAllowed is the page of a request with a method the edge does not answer.
+var MethodNotAllowed = render(data{Title: "Method not allowed", Text: "Short links answer GET and HEAD (and POST for a password)."})
