@@ -3,42 +3,12 @@ package sqlstore
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 )
 
-// ChargeClick uses up one click of the link's clickLimit. It reports false when
-// the limit is reached already. The check and the increment are one statement,
-// so concurrent clicks on every edge are charged exactly up to the limit. A
-// link without a limit is always charged.
-func (s *Store) ChargeClick(ctx context.Context, linkID string) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE links SET click_limit_used = click_limit_used + 1
-		WHERE id = $1 AND (click_limit IS NULL OR click_limit_used < click_limit)`, linkID)
-	if err != nil {
-		return false, fmt.Errorf("charge click: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("charge click: %w", err)
-	}
-	return n == 1, nil
-}
-
-// ClickLimitReached reports whether the link's clickLimit is used up.
-func (s *Store) ClickLimitReached(ctx context.Context, linkID string) (bool, error) {
-	var reached bool
-	err := s.db.QueryRowContext(ctx, `SELECT click_limit IS NOT NULL AND click_limit_used >= click_limit
-		FROM links WHERE id = $1`, linkID).Scan(&reached)
-	if errors.Is(err, sql.ErrNoRows) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("read click limit: %w", err)
-	}
-	return reached, nil
-}
+// The edge's other store methods, ChargeClick and ClickLimitReached, are in
+// clicklimit.go.
 
 // Secret returns the deployment's secret of that name, made (32 random bytes)
 // by whichever process asks first.

@@ -41,13 +41,19 @@ func (s *Store) CreateLink(ctx context.Context, l *link.Link, maxActive int) err
 		); err != nil {
 			return err
 		}
+		if l.ClickLimit != nil {
+			if err := s.syncClickLimit(ctx, tx, l.ID, l.ClickLimit); err != nil {
+				return err
+			}
+		}
 		return writeTags(ctx, tx, l.ID, l.Tags)
 	})
 	return linkWriteError("create link", err)
 }
 
 // UpdateLink implements link.Store. It leaves clickCount and lastClickedAt,
-// which only the click pipeline writes, as they are.
+// which only the click pipeline writes, as they are, and the clicks charged
+// against clickLimit: a changed limit counts them (see limitShards).
 func (s *Store) UpdateLink(ctx context.Context, l *link.Link, maxActive int) error {
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var archived bool
@@ -79,6 +85,9 @@ func (s *Store) UpdateLink(ctx context.Context, l *link.Link, maxActive int) err
 			nullString(l.IOSURL), nullString(l.AndroidURL), nullString(l.UTM.Source), nullString(l.UTM.Medium),
 			nullString(l.UTM.Campaign), nullString(l.UTM.Term), nullString(l.UTM.Content), l.IsArchived, micros(l.UpdatedAt),
 		); err != nil {
+			return err
+		}
+		if err := s.syncClickLimit(ctx, tx, l.ID, l.ClickLimit); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM link_tags WHERE link_id = $1`, l.ID); err != nil {

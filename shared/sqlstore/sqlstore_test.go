@@ -27,30 +27,33 @@ const (
 )
 
 func TestSQLite(t *testing.T) {
-	open := func(t *testing.T) storetest.Stores {
+	open := func(t *testing.T) storetest.ClickLimitStores {
 		return mustOpenSQLite(t, filepath.Join(t.TempDir(), "shortlink.db"))
 	}
-	t.Run("Links", func(t *testing.T) { storetest.Links(t, open) })
-	t.Run("Workspaces", func(t *testing.T) { storetest.Workspaces(t, open) })
-	t.Run("Domains", func(t *testing.T) { storetest.Domains(t, open) })
+	runSuites(t, open)
+}
+
+// runSuites runs every contract suite on the stores open returns.
+func runSuites(t *testing.T, open func(t *testing.T) storetest.ClickLimitStores) {
+	stores := func(t *testing.T) storetest.Stores { return open(t) }
+	t.Run("Links", func(t *testing.T) { storetest.Links(t, stores) })
+	t.Run("ClickLimits", func(t *testing.T) { storetest.ClickLimits(t, open) })
+	t.Run("Workspaces", func(t *testing.T) { storetest.Workspaces(t, stores) })
+	t.Run("Domains", func(t *testing.T) { storetest.Domains(t, stores) })
 }
 
 // TestSQLiteSharedFile runs the suites with every subtest on one database
 // file, as the services share one: the suites must not see each other's rows.
 func TestSQLiteSharedFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shortlink.db")
-	open := func(t *testing.T) storetest.Stores { return mustOpenSQLite(t, path) }
-	t.Run("Links", func(t *testing.T) { storetest.Links(t, open) })
-	t.Run("Workspaces", func(t *testing.T) { storetest.Workspaces(t, open) })
-	t.Run("Domains", func(t *testing.T) { storetest.Domains(t, open) })
+	open := func(t *testing.T) storetest.ClickLimitStores { return mustOpenSQLite(t, path) }
+	runSuites(t, open)
 }
 
 func TestPostgres(t *testing.T) {
 	dbURL := mustCreatePostgresDB(t)
-	open := func(t *testing.T) storetest.Stores { return mustOpenPostgres(t, dbURL) }
-	t.Run("Links", func(t *testing.T) { storetest.Links(t, open) })
-	t.Run("Workspaces", func(t *testing.T) { storetest.Workspaces(t, open) })
-	t.Run("Domains", func(t *testing.T) { storetest.Domains(t, open) })
+	open := func(t *testing.T) storetest.ClickLimitStores { return mustOpenPostgres(t, dbURL) }
+	runSuites(t, open)
 }
 
 func TestSQLiteMigrate(t *testing.T) {
@@ -209,7 +212,7 @@ func mustOpenSQL(t testing.TB, driver, dsn string) *sql.DB {
 
 // mustCreatePostgresDB creates an empty database on the test server and returns
 // its URL. The database is dropped, connections and all, when t ends.
-func mustCreatePostgresDB(t *testing.T) string {
+func mustCreatePostgresDB(t testing.TB) string {
 	t.Helper()
 	server := os.Getenv(postgresURLEnv)
 	if server == "" {
