@@ -12,7 +12,7 @@ EDGEBENCH_FLAGS ?=
 FUZZTIME  ?= 15s
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build run run-split geoip test test-short lint fmt vet staticcheck bench fuzz tidy clean
+.PHONY: all build run run-split geoip test test-e2e-split test-short lint fmt vet staticcheck bench fuzz tidy clean
 
 all: build
 
@@ -46,9 +46,18 @@ geoip:
 run-split: build
 	deploy/local/run-split
 
-## test: every test, with the race detector
+## test: every test, with the race detector; the end-to-end suite runs twice,
+## on the standalone binary and on the split deployment (test-e2e-split)
 test:
-	$(GO) test -race -count=1 $(PKGS)
+	SHORTLINK_E2E_SHAPE=standalone $(GO) test -race -count=1 $(PKGS)
+	$(MAKE) --no-print-directory test-e2e-split
+
+## test-e2e-split: the end-to-end suite against controlplane, edge and analytics
+## as separate processes on PostgreSQL (SHORTLINK_TEST_POSTGRES_URL), a
+## Kafka-protocol broker and ClickHouse; skipped without PostgreSQL or
+## ClickHouse, failed instead under SHORTLINK_REQUIRE_INTEGRATION=1
+test-e2e-split:
+	SHORTLINK_E2E_SHAPE=split $(GO) test -race -count=1 -timeout 20m ./deploy/e2e/
 
 ## test-short: unit tests only (skips the end-to-end suites)
 test-short:

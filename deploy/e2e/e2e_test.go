@@ -1,7 +1,8 @@
-// Package e2e is the end-to-end suite: it builds the standalone binary, starts
-// it on a free port with its own data folder and speaks HTTP to it as a user
+// Package e2e is the end-to-end suite: it builds the binaries, starts them on
+// free ports with their own data folders and speaks HTTP to them as a user
 // would. Tests reach the deployment only through a Target, so that the same
-// tests can be pointed at a split deployment.
+// tests run against the standalone binary and, with SHORTLINK_E2E_SHAPE=split,
+// against the split deployment on the real engines (shape_test.go).
 package e2e
 
 import (
@@ -149,7 +150,7 @@ func TestStartup(t *testing.T) {
 			{"SchemeNotHTTP", "SHORTLINK_SHORT_URL_SCHEME=ftp", "SHORTLINK_SHORT_URL_SCHEME"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				stdout, stderr, err := run(serverEnv(t.TempDir(), tc.setting), "serve")
+				stdout, stderr, err := serveOnce(t, tc.setting)
 				var exit *exec.ExitError
 				if !errors.As(err, &exit) || exit.ExitCode() == 0 {
 					t.Fatalf("serve with %s: %v, want a non-zero exit\nstdout:\n%s", tc.setting, err, stdout)

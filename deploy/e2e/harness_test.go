@@ -23,38 +23,54 @@ import (
 	"time"
 )
 
-// binary is the standalone `shortlink` binary, built once by TestMain; empty
-// under -short, where every test skips.
+// binary is the standalone `shortlink` binary, built once by TestMain in the
+// standalone shape; empty under -short, where every test skips.
 var binary string
 
-// TestMain builds the standalone binary into a temporary folder. Under -race
-// the binary is built with the race detector too, so that a data race in the
-// server fails the test that stops it.
+// TestMain builds the binaries of the shape under test (SHORTLINK_E2E_SHAPE,
+// see shape_test.go) into a temporary folder: the standalone binary, or the
+// split deployment's controlplane, edge and analytics, whose engines it also
+// finds or starts. Under -race the binaries are built with the race detector
+// too, so that a data race in a server fails the test that stops it.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if testing.Short() {
 		os.Exit(m.Run())
+	}
+	if err := readShape(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(2)
 	}
 	dir, err := os.MkdirTemp("", "shortlink-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: cannot make a temporary folder:", err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "shortlink")
-	args := []string{"build", "-o", binary}
-	if raceEnabled() {
-		args = append(args, "-race")
+	code := 1
+	if splitShape {
+		code = mainSplit(m, dir)
+	} else {
+		binary = filepath.Join(dir, "shortlink")
+		if err := goBuild(raceEnabled(), binary, "../standalone"); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: cannot build the standalone binary:", err)
+		} else {
+			code = m.Run()
+		}
 	}
-	build := exec.Command("go", append(args, "../standalone")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: cannot build the standalone binary:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// goBuild builds the packages into out (a file for one package, an existing
+// folder for several), with the race detector when race is set.
+func goBuild(race bool, out string, pkgs ...string) error {
+	args := []string{"build", "-o", out}
+	if race {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, pkgs...)...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	return build.Run()
 }
 
 // raceEnabled reports whether this test binary was built with -race.
@@ -71,11 +87,21 @@ func raceEnabled() bool {
 	return false
 }
 
-// needBinary skips the test under -short; the suite starts real processes.
+// needBinary skips the test under -short (the suite starts real processes)
+// and, in the split shape, when its engines are missing.
 func needBinary(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end suite: skipped under -short")
+	}
+	if splitShape {
+		if splitUnavailable != "" {
+			t.Skipf("split shape: %s", splitUnavailable)
+		}
+		if splitBins.controlplane == "" {
+			t.Fatal("the split binaries were not built")
+		}
+		return
 	}
 	if binary == "" {
 		t.Fatal("the standalone binary was not built")
@@ -171,16 +197,19 @@ func (tg *Target) SetPlan(t testing.TB, workspaceID, plan string) adminWorkspace
 	return w
 }
 
-// newTarget starts a fresh standalone server for the test, on its own data
-// folder, with a bootstrap key and the extra settings ("NAME=value"), and
-// returns it as a Target. The server is stopped when the test ends.
+// newTarget starts a fresh server for the test (the standalone binary, or a
+// split deployment), on its own data folder, with a bootstrap key and the
+// extra settings ("NAME=value"), and returns it as a Target. The server is
+// stopped when the test ends.
 func newTarget(t *testing.T, settings ...string) *Target {
 	t.Helper()
 	s := startServer(t, t.TempDir(), append([]string{"SHORTLINK_BOOTSTRAP_API_KEY=" + randomKey()}, settings...)...)
 	return s.Target
 }
 
-// Server is one `shortlink serve` process.
+// Server is one deployment on a data folder: a `shortlink serve` process, or
+// in the split shape the controlplane, edge and analytics processes with
+// their engines (shape_test.go).
 type Server struct {
 	*Target
 	DataDir string
@@ -188,12 +217,19 @@ type Server struct {
 	// it again on the same data folder.
 	Settings []string
 
-	env    []string
-	cmd    *exec.Cmd
-	stdout *output
-	stderr *output
-	exited chan struct{}
-	err    error // the exit status, once exited is closed
+	// main is `shortlink serve`, or the split deployment's controlplane:
+	// the process whose stdout carries the API line and the first start's key.
+	main *proc
+	// edge and analytics are the split deployment's other processes.
+	edge, analytics *proc
+	// eng and broker are the split deployment's engines and its running
+	// Kafka-protocol broker (nil while stopped).
+	eng    *engines
+	broker *proc
+
+	// adminBin and adminEnv run the admin commands on the server's storage.
+	adminBin string
+	adminEnv []string
 
 	stopOnce sync.Once
 }
@@ -207,8 +243,8 @@ var shortLine = regexp.MustCompile(`(?m)^\s*Short links:\s+(\S+)\s*$`)
 // edgeLine is the banner line that names the edge's base URL.
 var edgeLine = regexp.MustCompile(`(?m)^\s*Edge:\s+(http://\S+/)\s*$`)
 
-// startServer starts `shortlink serve` on dataDir with SHORTLINK_API_ADDR on a
-// free port and the settings ("NAME=value"), waits for its banner and stops it
+// startServer starts a server on dataDir with SHORTLINK_API_ADDR on a free
+// port and the settings ("NAME=value"), waits for its banner and stops it
 // with SIGTERM when the test ends.
 func startServer(t *testing.T, dataDir string, settings ...string) *Server {
 	t.Helper()
@@ -220,48 +256,35 @@ func startServer(t *testing.T, dataDir string, settings ...string) *Server {
 }
 
 // launchServer is startServer returning, instead of failing the test, why the
-// server did not come up (the process is gone then).
+// server did not come up (its processes are gone then).
 func launchServer(t *testing.T, dataDir string, settings ...string) (*Server, error) {
 	t.Helper()
 	needBinary(t)
+	if splitShape {
+		return launchSplit(t, dataDir, settings...)
+	}
 	env := serverEnv(dataDir, settings...)
-	s := &Server{DataDir: dataDir, Settings: settings, env: env, stdout: newOutput(), stderr: newOutput(), exited: make(chan struct{})}
-	s.cmd = exec.Command(binary, "serve")
-	s.cmd.Env = env
-	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
-	s.cmd.WaitDelay = 5 * time.Second
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s serve: %v", binary, err)
+	s := &Server{DataDir: dataDir, Settings: settings, adminBin: binary, adminEnv: env}
+	p, err := startProc("shortlink serve", binary, env, "serve")
+	if err != nil {
+		return nil, err
 	}
-	go func() {
-		s.err = s.cmd.Wait()
-		close(s.exited)
-	}()
+	if err := p.awaitBanner(60*time.Second, apiLine, shortLine, edgeLine); err != nil {
+		return nil, err
+	}
+	s.main = p
+	s.watch(t)
+	out := p.stdout.String()
+	s.Target = s.newTarget(apiLine.FindStringSubmatch(out)[1], shortLine.FindStringSubmatch(out)[1], edgeLine.FindStringSubmatch(out)[1])
+	return s, nil
+}
 
-	banner := s.stdout.await(s.exited, 60*time.Second, func(out string) bool {
-		return apiLine.MatchString(out) && shortLine.MatchString(out) && edgeLine.MatchString(out)
-	})
-	if !banner {
-		select {
-		case <-s.exited:
-			return nil, fmt.Errorf("shortlink serve exited (%v) before printing its API and edge addresses\nstdout:\n%s\nstderr:\n%s", s.err, s.stdout, s.stderr)
-		default:
-			s.cmd.Process.Kill()
-			<-s.exited
-			return nil, fmt.Errorf("shortlink serve printed no API and edge addresses within 60 s\nstdout:\n%s\nstderr:\n%s", s.stdout, s.stderr)
-		}
-	}
-	t.Cleanup(func() {
-		s.Stop(t)
-		if t.Failed() {
-			t.Logf("stderr of the server on %s:\n%s", dataDir, tail(s.stderr.String(), 8000))
-		}
-	})
-	out := s.stdout.String()
-	s.Target = &Target{
-		APIBase:   apiLine.FindStringSubmatch(out)[1],
-		ShortBase: shortLine.FindStringSubmatch(out)[1],
-		EdgeBase:  edgeLine.FindStringSubmatch(out)[1],
+// newTarget is the Target of the server's addresses.
+func (s *Server) newTarget(apiBase, shortBase, edgeBase string) *Target {
+	return &Target{
+		APIBase:   apiBase,
+		ShortBase: shortBase,
+		EdgeBase:  edgeBase,
 		Admin:     s.admin,
 		client:    &http.Client{Timeout: 30 * time.Second},
 		edgeClient: &http.Client{
@@ -269,66 +292,79 @@ func launchServer(t *testing.T, dataDir string, settings ...string) (*Server, er
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 	}
-	return s, nil
 }
 
-// Stop sends SIGTERM and waits for the process to exit; a graceful shutdown
-// exits 0 (and a race-built binary that saw a data race does not).
-func (s *Server) Stop(t testing.TB) {
-	t.Helper()
-	s.stopOnce.Do(func() {
-		select {
-		case <-s.exited:
-			t.Errorf("shortlink serve exited on its own (%v)\nstderr:\n%s", s.err, s.stderr)
-			return
-		default:
-		}
-		if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Errorf("SIGTERM: %v", err)
-		}
-		select {
-		case <-s.exited:
-			if s.err != nil {
-				t.Errorf("shortlink serve did not exit cleanly after SIGTERM: %v\nstderr:\n%s", s.err, s.stderr)
+// watch stops the server when the test ends, and shows what its processes
+// wrote on stderr when the test failed.
+func (s *Server) watch(t *testing.T) {
+	t.Cleanup(func() {
+		s.Stop(t)
+		if t.Failed() {
+			for _, p := range []*proc{s.main, s.edge, s.analytics} {
+				if p != nil {
+					t.Logf("stderr of %s on %s:\n%s", p.name, s.DataDir, tail(p.stderr.String(), 8000))
+				}
 			}
-		case <-time.After(30 * time.Second):
-			s.cmd.Process.Kill()
-			<-s.exited
-			t.Errorf("shortlink serve did not exit within 30 s of SIGTERM; killed\nstderr:\n%s", s.stderr)
 		}
 	})
 }
 
-// Stdout is everything the server printed on stdout so far.
-func (s *Server) Stdout() string { return s.stdout.String() }
+// Stop sends SIGTERM and waits for the process to exit; a graceful shutdown
+// exits 0 (and a race-built binary that saw a data race does not). A split
+// deployment stops its edge, analytics and controlplane in that order, each
+// of which must exit 0, then its broker.
+func (s *Server) Stop(t testing.TB) {
+	t.Helper()
+	s.stopOnce.Do(func() {
+		for _, p := range []*proc{s.edge, s.analytics, s.main} {
+			if p == nil {
+				continue
+			}
+			if err := p.stop(); err != nil {
+				t.Error(err)
+			}
+		}
+		if s.broker != nil {
+			if err := s.broker.stop(); err != nil {
+				t.Error(err)
+			}
+			s.broker = nil
+		}
+	})
+}
+
+// Stdout is everything the server printed on stdout so far (in the split
+// shape: the controlplane).
+func (s *Server) Stdout() string { return s.main.stdout.String() }
 
 // AwaitStdout waits up to d for stdout to match re and returns the first submatch.
 func (s *Server) AwaitStdout(re *regexp.Regexp, d time.Duration) (string, bool) {
-	if !s.stdout.await(s.exited, d, re.MatchString) {
+	if !s.main.stdout.await(s.main.exited, d, re.MatchString) {
 		return "", false
 	}
-	m := re.FindStringSubmatch(s.stdout.String())
+	m := re.FindStringSubmatch(s.main.stdout.String())
 	if len(m) > 1 {
 		return m[1], true
 	}
 	return m[0], true
 }
 
-// admin runs `shortlink admin args…` on the server's data folder.
+// admin runs `shortlink admin args…` (in the split shape `controlplane
+// admin args…`) on the server's storage.
 func (s *Server) admin(t testing.TB, args ...string) []byte {
 	t.Helper()
-	stdout, stderr, err := run(s.env, append([]string{"admin"}, args...)...)
+	stdout, stderr, err := run(s.adminBin, s.adminEnv, append([]string{"admin"}, args...)...)
 	if err != nil {
-		t.Fatalf("shortlink admin %s: %v\nstderr:\n%s", strings.Join(args, " "), err, stderr)
+		t.Fatalf("%s admin %s: %v\nstderr:\n%s", filepath.Base(s.adminBin), strings.Join(args, " "), err, stderr)
 	}
 	return stdout
 }
 
-// run runs the binary with env and args to its end (at most a minute).
-func run(env []string, args ...string) (stdout, stderr []byte, err error) {
+// run runs bin with env and args to its end (at most a minute).
+func run(bin string, env []string, args ...string) (stdout, stderr []byte, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
@@ -336,22 +372,131 @@ func run(env []string, args ...string) (stdout, stderr []byte, err error) {
 	return o.Bytes(), e.Bytes(), err
 }
 
+// serveOnce runs the serving command on a fresh data folder with the
+// settings to its end, for settings that must stop it at start: `shortlink
+// serve`, or in the split shape `controlplane serve` on engines of its own.
+func serveOnce(t *testing.T, settings ...string) (stdout, stderr []byte, err error) {
+	t.Helper()
+	dir := t.TempDir()
+	if !splitShape {
+		return run(binary, serverEnv(dir, settings...), "serve")
+	}
+	eng := enginesFor(t, dir)
+	b, err := eng.startBroker(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := b.stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	return run(splitBins.controlplane, eng.env(filepath.Join(dir, "controlplane"), settings...), "serve")
+}
+
+// proc is a process of a server, its output collected.
+type proc struct {
+	name           string
+	cmd            *exec.Cmd
+	stdout, stderr *output
+	exited         chan struct{}
+	err            error // the exit status, once exited is closed
+}
+
+// startProc starts bin with env and args.
+func startProc(name, bin string, env []string, args ...string) (*proc, error) {
+	p := &proc{name: name, stdout: newOutput(), stderr: newOutput(), exited: make(chan struct{})}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Env = env
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	p.cmd.WaitDelay = 5 * time.Second
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %v", name, err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// awaitBanner waits up to d for stdout to match every pattern. When it does
+// not, the process is gone (killed if need be) and the error says why.
+func (p *proc) awaitBanner(d time.Duration, patterns ...*regexp.Regexp) error {
+	ok := p.stdout.await(p.exited, d, func(out string) bool {
+		for _, re := range patterns {
+			if !re.MatchString(out) {
+				return false
+			}
+		}
+		return true
+	})
+	if ok {
+		return nil
+	}
+	select {
+	case <-p.exited:
+		return fmt.Errorf("%s exited (%v) before printing its addresses\nstdout:\n%s\nstderr:\n%s", p.name, p.err, p.stdout, p.stderr)
+	default:
+		p.kill()
+		return fmt.Errorf("%s printed no addresses within %v\nstdout:\n%s\nstderr:\n%s", p.name, d, p.stdout, p.stderr)
+	}
+}
+
+// stop sends SIGTERM and waits for the process to exit; an exit other than a
+// clean one (status 0 within 30 s, not before the signal) is an error.
+func (p *proc) stop() error {
+	select {
+	case <-p.exited:
+		return fmt.Errorf("%s exited on its own (%v)\nstderr:\n%s", p.name, p.err, p.stderr)
+	default:
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return fmt.Errorf("SIGTERM %s: %v", p.name, err)
+	}
+	select {
+	case <-p.exited:
+		if p.err != nil {
+			return fmt.Errorf("%s did not exit cleanly after SIGTERM: %v\nstderr:\n%s", p.name, p.err, p.stderr)
+		}
+		return nil
+	case <-time.After(30 * time.Second):
+		p.kill()
+		return fmt.Errorf("%s did not exit within 30 s of SIGTERM; killed\nstderr:\n%s", p.name, p.stderr)
+	}
+}
+
+// kill kills the process, if it still runs, and waits for it to be gone.
+func (p *proc) kill() {
+	select {
+	case <-p.exited:
+	default:
+		p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
 // serverEnv is the environment of a server or admin command: this process's
 // environment without any SHORTLINK_* variable, then the test's settings.
 func serverEnv(dataDir string, settings ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SHORTLINK_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env,
+	env := append(baseEnv(),
 		"SHORTLINK_DATA_DIR="+dataDir,
 		"SHORTLINK_API_ADDR=127.0.0.1:0",
 		// The standalone binary may also bind the edge; never on a fixed port.
 		"SHORTLINK_EDGE_ADDR=127.0.0.1:0",
 	)
 	return append(env, settings...)
+}
+
+// baseEnv is this process's environment without any SHORTLINK_* variable.
+func baseEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SHORTLINK_") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // tail is the end of s, at most n bytes.

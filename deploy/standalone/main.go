@@ -104,6 +104,7 @@ func kafkaBus(ctx context.Context, env cli.Env, clicks backend.Store) (bus.Click
 	}
 	changes := kafka.NewChanges(brokers, env.Logger)
 	changes.AwaitEcho()
+	changes.Acknowledge() // for the other replicas' changes: this one's edge runs in-process
 	consumer := kafka.NewConsumer(kafka.ConsumerOptions{Brokers: brokers, Group: "analytics", Logger: env.Logger})
 	cctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

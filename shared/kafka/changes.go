@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
+	"sort"
 	"sync"
 	"time"
 
@@ -17,20 +18,71 @@ import (
 // Changes publishes link changes to the topic link-changes and delivers them
 // to subscribers. Every process reads the whole topic from its end at start
 // (its cache starts empty, so older changes do not matter).
+//
+// The topic also carries the records of the acknowledgement protocol: a
+// process that called Acknowledge (an edge) announces itself when it starts
+// and every helloInterval, acknowledges every change it applied that asks for
+// it, and says goodbye when it closes. A publisher that called AwaitEcho
+// waits, before PublishLinkChange returns, for its own change to come back
+// and for the acknowledgement of every edge it knows to be alive.
 type Changes struct {
 	brokers []string
 	w       *kafkago.Writer
 	log     *slog.Logger
+	// id names this process in the acknowledgement protocol.
+	id string
 
 	mu     sync.Mutex
 	subs   []func(bus.LinkChange)
 	cancel context.CancelFunc
 	done   chan struct{}
-	echoes map[string]chan struct{}
+	// echoes, set by AwaitEcho, holds the changes published and not yet
+	// answered, by nonce.
+	echoes map[string]*pending
+	// edges are the acknowledging processes heard from, and when last.
+	edges map[string]time.Time
+	// acking is set by Acknowledge; stopHello ends its announcements.
+	acking    bool
+	stopHello chan struct{}
+	helloDone chan struct{}
 }
 
-// echoTimeout bounds how long a publisher waits to read its own change back.
-const echoTimeout = 2 * time.Second
+// pending is a published change its publisher waits for.
+type pending struct {
+	echoed bool
+	// waitFor are the edges whose acknowledgement is still missing.
+	waitFor map[string]bool
+	// changed is closed, and replaced, when echoed or waitFor change.
+	changed chan struct{}
+}
+
+func (p *pending) notify() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// record is a record of the topic: a link change, or, with From set, a
+// record of the acknowledgement protocol sent by the process From.
+type record struct {
+	bus.LinkChange
+	From string `json:"from,omitempty"`
+	// Ack is the nonce of the change From applied.
+	Ack string `json:"ack,omitempty"`
+	// Hello announces From (and repeats); Bye says it leaves.
+	Hello bool `json:"hello,omitempty"`
+	Bye   bool `json:"bye,omitempty"`
+}
+
+const (
+	// echoTimeout bounds how long a publisher waits for its change to come
+	// back and for the edges' acknowledgements.
+	echoTimeout = 2 * time.Second
+	// helloInterval is how often an acknowledging process announces itself;
+	// edgeTTL is how long a publisher counts on one after it last heard
+	// from it (one that crashed, without a goodbye).
+	helloInterval = 10 * time.Second
+	edgeTTL       = 3*helloInterval + 5*time.Second
+)
 
 var _ bus.LinkChanges = (*Changes)(nil)
 
@@ -41,53 +93,114 @@ func NewChanges(brokers []string, log *slog.Logger) *Changes {
 	}
 	w := writer(brokers, ChangesTopic)
 	w.BatchTimeout = time.Millisecond
-	return &Changes{brokers: brokers, w: w, log: log}
+	return &Changes{brokers: brokers, w: w, log: log, id: randomNonce()}
 }
 
 // AwaitEcho makes PublishLinkChange return only once this process has read the
-// change back from the topic, that is once it was delivered to readers: the
-// edges read the same partition, so by then they have it too, give or take
-// their own processing. The control plane uses it so that the API answers a
-// change after the edges' caches have forgotten the link, as the in-process bus
-// guarantees.
+// change back from the topic and every edge (every process that called
+// Acknowledge) it has heard from has acknowledged it, that is once every
+// edge's cache has forgotten the link, as the in-process bus guarantees; or
+// once echoTimeout passed. The control plane uses it so that the API answers
+// a change after the edges have applied it.
 func (c *Changes) AwaitEcho() {
 	c.SubscribeLinkChanges(func(bus.LinkChange) {})
 	c.mu.Lock()
 	if c.echoes == nil {
-		c.echoes = map[string]chan struct{}{}
+		c.echoes = map[string]*pending{}
+		c.edges = map[string]time.Time{}
 	}
 	c.mu.Unlock()
 }
 
+// Acknowledge makes this process an edge of the acknowledgement protocol: it
+// announces itself to the publishers and acknowledges every change they wait
+// for once its subscribers have run. Call it before the process serves.
+func (c *Changes) Acknowledge() {
+	c.SubscribeLinkChanges(func(bus.LinkChange) {})
+	c.mu.Lock()
+	if c.acking {
+		c.mu.Unlock()
+		return
+	}
+	c.acking = true
+	c.stopHello, c.helloDone = make(chan struct{}), make(chan struct{})
+	c.mu.Unlock()
+	c.send(record{From: c.id, Hello: true})
+	go func() {
+		defer close(c.helloDone)
+		t := time.NewTicker(helloInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-c.stopHello:
+				return
+			case <-t.C:
+				c.send(record{From: c.id, Hello: true})
+			}
+		}
+	}()
+}
+
+// send writes a record of the acknowledgement protocol; a failure is logged:
+// a publisher then waits out its timeout.
+func (c *Changes) send(r record) {
+	v, err := json.Marshal(r)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), echoTimeout)
+		err = c.w.WriteMessages(ctx, kafkago.Message{Key: []byte("edge/" + c.id), Value: v})
+		cancel()
+	}
+	if err != nil {
+		c.log.Warn("cannot send a link-change acknowledgement", "err", err)
+	}
+}
+
 // PublishLinkChange implements bus.LinkChanges; it returns once Kafka has the
-// change (and, after AwaitEcho, once it was read back, or echoTimeout passed).
+// change (and, after AwaitEcho, once it was read back and acknowledged by the
+// edges, or echoTimeout passed).
 func (c *Changes) PublishLinkChange(ctx context.Context, ch bus.LinkChange) error {
-	var echo chan struct{}
+	var p *pending
 	c.mu.Lock()
 	if c.echoes != nil {
 		ch.Nonce = randomNonce()
-		echo = make(chan struct{})
-		c.echoes[ch.Nonce] = echo
+		p = &pending{waitFor: map[string]bool{}, changed: make(chan struct{})}
+		for id, seen := range c.edges {
+			if id != c.id && time.Since(seen) < edgeTTL {
+				p.waitFor[id] = true
+			}
+		}
+		c.echoes[ch.Nonce] = p
 	}
 	c.mu.Unlock()
 	v, err := json.Marshal(ch)
 	if err != nil {
 		return err
 	}
-	if err := c.w.WriteMessages(ctx, kafkago.Message{Key: []byte(ch.Domain + "/" + ch.Slug), Value: v}); err != nil || echo == nil {
+	if err := c.w.WriteMessages(ctx, kafkago.Message{Key: []byte(ch.Domain + "/" + ch.Slug), Value: v}); err != nil || p == nil {
 		c.forget(ch.Nonce)
 		return err
 	}
 	t := time.NewTimer(echoTimeout)
 	defer t.Stop()
-	select {
-	case <-echo:
-	case <-t.C:
-		c.log.Warn("a link change was not read back in time; edges may serve the old link briefly", "link", ch.LinkID)
-	case <-ctx.Done():
+	defer c.forget(ch.Nonce)
+	for {
+		c.mu.Lock()
+		done, changed := p.echoed && len(p.waitFor) == 0, p.changed
+		echoed, missing := p.echoed, len(p.waitFor)
+		c.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			c.log.Warn("a link change was not applied by every edge in time; edges may serve the old link briefly",
+				"link", ch.LinkID, "read back", echoed, "edges missing", missing)
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
 	}
-	c.forget(ch.Nonce)
-	return nil
 }
 
 func (c *Changes) forget(nonce string) {
@@ -106,7 +219,8 @@ func randomNonce() string {
 }
 
 // SubscribeLinkChanges implements bus.LinkChanges. The first subscription
-// starts reading the topic.
+// starts reading the topic, from its end: every change published once it
+// returns is delivered.
 func (c *Changes) SubscribeLinkChanges(fn func(bus.LinkChange)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -120,10 +234,37 @@ func (c *Changes) SubscribeLinkChanges(fn func(bus.LinkChange)) {
 		Brokers: c.brokers, Topic: ChangesTopic, Partition: 0,
 		MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 100 * time.Millisecond,
 	})
-	if err := r.SetOffset(kafkago.LastOffset); err != nil {
+	// The end of the topic now, not when the reader first connects, which
+	// may be after a change published in between.
+	end, err := c.lastOffset()
+	if err != nil {
+		c.log.Warn("cannot find the end of the link-change topic; reading from where the reader connects", "err", err)
+		end = kafkago.LastOffset
+	}
+	if err := r.SetOffset(end); err != nil {
 		c.log.Error("cannot position the link-change reader", "err", err)
 	}
 	go c.read(ctx, r)
+}
+
+// lastOffset returns the offset the next record of the link-change topic gets.
+func (c *Changes) lastOffset() (int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var err error
+	for _, b := range c.brokers {
+		var conn *kafkago.Conn
+		if conn, err = kafkago.DialLeader(ctx, "tcp", b, ChangesTopic, 0); err != nil {
+			continue
+		}
+		var off int64
+		off, err = conn.ReadLastOffset()
+		conn.Close()
+		if err == nil {
+			return off, nil
+		}
+	}
+	return 0, err
 }
 
 func (c *Changes) read(ctx context.Context, r *kafkago.Reader) {
@@ -139,30 +280,85 @@ func (c *Changes) read(ctx context.Context, r *kafkago.Reader) {
 			time.Sleep(500 * time.Millisecond)
 			continue
 		}
-		var ch bus.LinkChange
-		if err := json.Unmarshal(m.Value, &ch); err != nil {
+		var rec record
+		if err := json.Unmarshal(m.Value, &rec); err != nil {
 			c.log.Error("skipping a malformed link change", "offset", m.Offset, "err", err)
 			continue
 		}
+		if rec.From != "" {
+			c.heard(rec)
+			continue
+		}
+		ch := rec.LinkChange
 		c.mu.Lock()
-		subs := c.subs
-		echo := c.echoes[ch.Nonce]
+		subs, acking := c.subs, c.acking
+		p := c.echoes[ch.Nonce]
 		c.mu.Unlock()
 		for _, fn := range subs {
 			fn(ch)
 		}
-		if echo != nil && ch.Nonce != "" {
-			close(echo)
-			c.forget(ch.Nonce)
+		switch {
+		case ch.Nonce == "":
+		case p != nil: // this process's own change, read back
+			c.mu.Lock()
+			p.echoed = true
+			p.notify()
+			c.mu.Unlock()
+		case acking:
+			c.send(record{From: c.id, Ack: ch.Nonce})
 		}
 	}
 }
 
-// Close stops reading and publishing.
+// heard records a record of the acknowledgement protocol, for a publisher.
+func (c *Changes) heard(rec record) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.echoes == nil || rec.From == c.id {
+		return
+	}
+	if rec.Bye {
+		delete(c.edges, rec.From)
+		for _, p := range c.echoes {
+			if p.waitFor[rec.From] {
+				delete(p.waitFor, rec.From)
+				p.notify()
+			}
+		}
+		return
+	}
+	c.edges[rec.From] = time.Now()
+	if p := c.echoes[rec.Ack]; rec.Ack != "" && p != nil && p.waitFor[rec.From] {
+		delete(p.waitFor, rec.From)
+		p.notify()
+	}
+}
+
+// knownEdges returns the acknowledging processes a publisher counts on now.
+func (c *Changes) knownEdges() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ids []string
+	for id, seen := range c.edges {
+		if id != c.id && time.Since(seen) < edgeTTL {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Close says goodbye (after Acknowledge), then stops reading and publishing.
 func (c *Changes) Close() error {
 	c.mu.Lock()
-	cancel, done := c.cancel, c.done
+	cancel, done, acking := c.cancel, c.done, c.acking
+	c.acking = false
 	c.mu.Unlock()
+	if acking {
+		close(c.stopHello)
+		<-c.helloDone
+		c.send(record{From: c.id, Bye: true})
+	}
 	if cancel != nil {
 		cancel()
 		<-done

@@ -52,6 +52,11 @@ func NewConsumer(o ConsumerOptions) *Consumer {
 		MaxWait:        250 * time.Millisecond,
 		StartOffset:    kafkago.FirstOffset,
 		CommitInterval: 0, // commits are explicit, after the batch is stored
+		// A member that died is replaced within seconds, not the default 30 s:
+		// clicks wait that long after a restart of the consumer or the broker.
+		SessionTimeout:    10 * time.Second,
+		RebalanceTimeout:  10 * time.Second,
+		HeartbeatInterval: time.Second,
 	})}
 }
 

@@ -269,3 +269,109 @@ func TestAwaitEchoReturnsAfterTheChangeIsReadable(t *testing.T) {
 	}
 	t.Fatalf("the edge saw %d of 5 changes", len(got))
 }
+
+// TestAwaitEchoWaitsForEveryEdge: a publisher that awaits its echo returns
+// only once every acknowledging edge has applied the change, however slow its
+// subscriber; an edge that closed is not waited for.
+func TestAwaitEchoWaitsForEveryEdge(t *testing.T) {
+	b := startBroker(t)
+	ctx := context.Background()
+	if err := EnsureTopics(ctx, b.addrs()); err != nil {
+		t.Fatal(err)
+	}
+	pub := NewChanges(b.addrs(), nil)
+	defer pub.Close()
+	pub.AwaitEcho()
+
+	var mu sync.Mutex
+	applied := map[int][]string{}
+	var edges []*Changes
+	for i, delay := range []time.Duration{0, 300 * time.Millisecond} {
+		e := NewChanges(b.addrs(), nil)
+		e.SubscribeLinkChanges(func(ch bus.LinkChange) {
+			time.Sleep(delay) // a busy edge
+			mu.Lock()
+			applied[i] = append(applied[i], ch.Slug)
+			mu.Unlock()
+		})
+		e.Acknowledge()
+		edges = append(edges, e)
+	}
+	defer func() {
+		for _, e := range edges {
+			e.Close()
+		}
+	}()
+	awaitEdges := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for len(pub.knownEdges()) != n {
+			if time.Now().After(deadline) {
+				t.Fatalf("the publisher knows %d edges, want %d", len(pub.knownEdges()), n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	awaitEdges(2)
+
+	for _, slug := range []string{"a", "b", "c"} {
+		start := time.Now()
+		if err := pub.PublishLinkChange(ctx, bus.LinkChange{LinkID: "lnk_1", Domain: "d", Slug: slug}); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d >= echoTimeout {
+			t.Fatalf("publish %s waited the whole timeout (%v): an acknowledgement never came", slug, d)
+		}
+		mu.Lock()
+		for i := range edges {
+			if n := len(applied[i]); n == 0 || applied[i][n-1] != slug {
+				t.Errorf("publish %s returned before edge %d applied it (it applied %v)", slug, i, applied[i])
+			}
+		}
+		mu.Unlock()
+	}
+
+	// The slow edge leaves: it is not waited for any more.
+	if err := edges[1].Close(); err != nil {
+		t.Fatal(err)
+	}
+	edges = edges[:1]
+	awaitEdges(1)
+	start := time.Now()
+	if err := pub.PublishLinkChange(ctx, bus.LinkChange{LinkID: "lnk_1", Domain: "d", Slug: "d"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d >= echoTimeout {
+		t.Fatalf("publish after an edge left waited the whole timeout (%v)", d)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := applied[0]; len(got) != 4 || got[3] != "d" {
+		t.Errorf("the remaining edge applied %v, want a b c d", got)
+	}
+}
+
+// TestAwaitEchoInAnEdgeOfItsOwn: a process that publishes and acknowledges
+// (the standalone binary on Kafka) does not wait for itself.
+func TestAwaitEchoInAnEdgeOfItsOwn(t *testing.T) {
+	b := startBroker(t)
+	ctx := context.Background()
+	if err := EnsureTopics(ctx, b.addrs()); err != nil {
+		t.Fatal(err)
+	}
+	c := NewChanges(b.addrs(), nil)
+	defer c.Close()
+	c.AwaitEcho()
+	c.Acknowledge()
+	time.Sleep(200 * time.Millisecond) // its own hello, read back, is no edge to wait for
+	start := time.Now()
+	if err := c.PublishLinkChange(ctx, bus.LinkChange{LinkID: "lnk_1", Domain: "d", Slug: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d >= echoTimeout {
+		t.Fatalf("publish waited the whole timeout (%v)", d)
+	}
+	if edges := c.knownEdges(); len(edges) != 0 {
+		t.Fatalf("a process counts itself among the edges: %v", edges)
+	}
+}

@@ -93,6 +93,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	// The control planes answer a link change once this edge has applied it.
+	changes.Acknowledge()
 	ln, err := net.Listen("tcp", cfg.EdgeAddr)
 	if err != nil {
 		return fmt.Errorf("cannot listen on SHORTLINK_EDGE_ADDR=%s: %w", cfg.EdgeAddr, err)
