@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"net/url"
 	"os"
@@ -274,52 +273,12 @@ func TestLinkCountersNotFound(t *testing.T) {
 	}
 }
 
-// BenchmarkWriteClicks stores batches of 1000 clicks, as the bus hands them
-// over, on 10 links; one in 20 is a bot.
+// BenchmarkWriteClicks measures the ClickHouse click store (statstest.Bench),
+// and a redelivery after a restart, when every id is looked up in ClickHouse.
 func BenchmarkWriteClicks(b *testing.B) {
-	const size = 1000
 	e := newEnv(b)
-	s := e.open(b)
-	ws := s.NewWorkspace(b)
-	links := make([]string, 10)
-	for i := range links {
-		links[i] = s.NewLink(b, ws)
-	}
-	batch := make([]click.Event, size)
-	for i := range batch {
-		batch[i] = click.Event{
-			V: click.Version, Time: time.Now(), LinkID: links[i%len(links)], WorkspaceID: ws,
-			Domain: "sho.rt", Slug: "s", Target: "https://example.com/landing?utm_source=x",
-			Country: "US", City: "Boston", Device: click.DeviceMobile, Browser: "Safari", OS: "iOS",
-			Referrer: "t.co", Trigger: click.TriggerLink, Bot: i%20 == 0,
-			Visitor: click.Visitor(click.NewEventID()),
-		}
-	}
+	batch := statstest.Bench(b, e.open(b))
 	ctx := context.Background()
-	var seq uint64
-	b.Run("New", func(b *testing.B) {
-		for b.Loop() {
-			for i := range batch {
-				seq++
-				binary.BigEndian.PutUint64(batch[i].ID[8:], seq)
-			}
-			if err := s.WriteClicks(ctx, batch); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "clicks/s")
-	})
-	// The bus redelivers a batch that this process stored: no look-up, no
-	// insert, the counters counted again.
-	b.Run("Redelivered", func(b *testing.B) {
-		for b.Loop() {
-			if err := s.WriteClicks(ctx, batch); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "clicks/s")
-	})
-	// The same after a restart: every id is looked up in ClickHouse.
 	b.Run("RedeliveredAfterRestart", func(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
@@ -332,7 +291,7 @@ func BenchmarkWriteClicks(b *testing.B) {
 			fresh.Close()
 			b.StartTimer()
 		}
-		b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "clicks/s")
+		b.ReportMetric(float64(b.N*len(batch))/b.Elapsed().Seconds(), "clicks/s")
 	})
 }
 

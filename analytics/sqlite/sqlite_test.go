@@ -3,7 +3,6 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -134,52 +133,9 @@ func TestLinkCountersNotFound(t *testing.T) {
 	}
 }
 
-// BenchmarkWriteClicks stores batches of 1000 clicks, as the bus hands them
-// over, on 10 links; one in 20 is a bot.
+// BenchmarkWriteClicks measures the embedded click store (statstest.Bench).
 func BenchmarkWriteClicks(b *testing.B) {
-	const size = 1000
-	s := mustOpen(b, filepath.Join(b.TempDir(), "shortlink.db"))
-	ws := s.NewWorkspace(b)
-	links := make([]string, 10)
-	for i := range links {
-		links[i] = s.NewLink(b, ws)
-	}
-	batch := make([]click.Event, size)
-	for i := range batch {
-		batch[i] = click.Event{
-			V: click.Version, Time: time.Now(), LinkID: links[i%len(links)], WorkspaceID: ws,
-			Domain: "sho.rt", Slug: "s", Target: "https://example.com/landing?utm_source=x",
-			Country: "US", City: "Boston", Device: click.DeviceMobile, Browser: "Safari", OS: "iOS",
-			Referrer: "t.co", Trigger: click.TriggerLink, Bot: i%20 == 0,
-			Visitor: click.Visitor(click.NewEventID()),
-		}
-	}
-	ctx := context.Background()
-	var seq uint64
-	b.Run("New", func(b *testing.B) {
-		for b.Loop() {
-			for i := range batch {
-				seq++
-				binary.BigEndian.PutUint64(batch[i].ID[8:], seq)
-			}
-			if err := s.WriteClicks(ctx, batch); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "clicks/s")
-	})
-	// The bus redelivers a batch that was stored already: every insert is a no-op.
-	b.Run("Redelivered", func(b *testing.B) {
-		if err := s.WriteClicks(ctx, batch); err != nil {
-			b.Fatal(err)
-		}
-		for b.Loop() {
-			if err := s.WriteClicks(ctx, batch); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "clicks/s")
-	})
+	statstest.Bench(b, mustOpen(b, filepath.Join(b.TempDir(), "shortlink.db")))
 }
 
 // mustOpen opens the control-plane store on the file, then the analytics store.
