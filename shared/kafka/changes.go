@@ -68,8 +68,10 @@ type record struct {
 	From string `json:"from,omitempty"`
 	// Ack is the nonce of the change From applied.
 	Ack string `json:"ack,omitempty"`
-	// Hello announces From (and repeats); Bye says it leaves.
+	// Hello announces From (and repeats); Bye says it leaves; Ping, from a
+	// publisher that starts, asks every edge to announce itself now.
 	Hello bool `json:"hello,omitempty"`
+	Ping  bool `json:"ping,omitempty"`
 	Bye   bool `json:"bye,omitempty"`
 }
 
@@ -81,7 +83,10 @@ const (
 	// edgeTTL is how long a publisher counts on one after it last heard
 	// from it (one that crashed, without a goodbye).
 	helloInterval = 10 * time.Second
-	edgeTTL       = 3*helloInterval + 5*time.Second
+	// pingSettle is how long a starting publisher waits for the edges'
+	// answers to its ping.
+	pingSettle = 300 * time.Millisecond
+	edgeTTL    = 3*helloInterval + 5*time.Second
 )
 
 var _ bus.LinkChanges = (*Changes)(nil)
@@ -110,6 +115,11 @@ func (c *Changes) AwaitEcho() {
 		c.edges = map[string]time.Time{}
 	}
 	c.mu.Unlock()
+	// The edges that run already announce themselves only every
+	// helloInterval: ask them now, and give their answers a moment to arrive,
+	// so that the first changes published already wait for them.
+	c.send(record{From: c.id, Ping: true})
+	time.Sleep(pingSettle)
 }
 
 // Acknowledge makes this process an edge of the acknowledgement protocol: it
@@ -287,6 +297,12 @@ func (c *Changes) read(ctx context.Context, r *kafkago.Reader) {
 		}
 		if rec.From != "" {
 			c.heard(rec)
+			c.mu.Lock()
+			acking := c.acking
+			c.mu.Unlock()
+			if rec.Ping && acking && rec.From != c.id {
+				go c.send(record{From: c.id, Hello: true})
+			}
 			continue
 		}
 		ch := rec.LinkChange
@@ -314,8 +330,8 @@ func (c *Changes) read(ctx context.Context, r *kafkago.Reader) {
 func (c *Changes) heard(rec record) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.echoes == nil || rec.From == c.id {
-		return
+	if c.echoes == nil || rec.From == c.id || rec.Ping {
+		return // a ping comes from a publisher, which acknowledges nothing
 	}
 	if rec.Bye {
 		delete(c.edges, rec.From)

@@ -375,3 +375,38 @@ func TestAwaitEchoInAnEdgeOfItsOwn(t *testing.T) {
 		t.Fatalf("a process counts itself among the edges: %v", edges)
 	}
 }
+
+// A control plane started after an edge must wait for that edge from its first
+// change on, not only once the edge's next periodic hello arrives.
+func TestAwaitEchoKnowsTheEdgesThatRanBeforeIt(t *testing.T) {
+	b := startBroker(t)
+	ctx := context.Background()
+	if err := EnsureTopics(ctx, b.addrs()); err != nil {
+		t.Fatal(err)
+	}
+	edge := NewChanges(b.addrs(), nil)
+	defer edge.Close()
+	edge.Acknowledge()
+	time.Sleep(500 * time.Millisecond) // the edge's start-up hello is long read when the publisher starts
+
+	first := NewChanges(b.addrs(), nil)
+	defer first.Close()
+	first.AwaitEcho()
+	if got := first.knownEdges(); len(got) != 1 || got[0] != edge.id {
+		t.Fatalf("a publisher started after the edge knows the edges %v, want [%s]", got, edge.id)
+	}
+	// A second publisher's ping does not make the first wait for it.
+	second := NewChanges(b.addrs(), nil)
+	defer second.Close()
+	second.AwaitEcho()
+	if got := first.knownEdges(); len(got) != 1 {
+		t.Fatalf("a publisher's ping registered it as an edge: %v", got)
+	}
+	start := time.Now()
+	if err := first.PublishLinkChange(ctx, bus.LinkChange{LinkID: "lnk_1", Domain: "d", Slug: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d >= echoTimeout {
+		t.Fatalf("publish waited %v: it waited for a process that acknowledges nothing", d)
+	}
+}
