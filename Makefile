@@ -50,6 +50,8 @@ run-split: build
 ## on the standalone binary and on the split deployment (test-e2e-split)
 test:
 	SHORTLINK_E2E_SHAPE=standalone $(GO) test -race -count=1 $(PKGS)
+	@# Allocation counts mean nothing under -race: the hot path's is checked without it.
+	$(GO) test -count=1 -run 'DoesNotAllocate' ./edge/server/
 	$(MAKE) --no-print-directory test-e2e-split
 
 ## test-e2e-split: the end-to-end suite against controlplane, edge and analytics

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"path/filepath"
 
+	"shortlink.dev/analytics/clickhouse"
 	"shortlink.dev/analytics/sqlite"
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/config"
@@ -27,7 +28,7 @@ type Store interface {
 // counters of links are written back to it).
 func Open(ctx context.Context, cfg *config.Config, st *sqlstore.Store) (Store, error) {
 	if cfg.ClickHouseURL != "" {
-		return openClickHouse(ctx, cfg.ClickHouseURL, st)
+		return clickhouse.Open(ctx, cfg.ClickHouseURL, st)
 	}
 	if cfg.DatabaseURL != "" {
 		return nil, errors.New("invalid setting SHORTLINK_CLICKHOUSE_URL: required when SHORTLINK_DATABASE_URL selects PostgreSQL (the embedded click store lives in the SQLite file)")

@@ -10,10 +10,9 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 	"shortlink.dev/shared/migration"
+	"shortlink.dev/shared/sqlstore"
 )
 
 //go:embed migrations/*.sql
@@ -33,13 +32,10 @@ type Store struct {
 // run beside the one writer, busy_timeout makes writers wait for each other,
 // and every writing transaction takes the write lock at its start.
 func Open(ctx context.Context, path string) (*Store, error) {
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
-		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlstore.OpenSQLiteDB(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot open analytics SQLite %s: %w", path, err)
+		return nil, err
 	}
-	db.SetMaxOpenConns(8)
 	s := &Store{db: db}
 	if err := s.checkLinks(ctx); err != nil {
 		db.Close()
@@ -73,42 +69,15 @@ func (s *Store) checkLinks(ctx context.Context) error {
 	return nil
 }
 
-// migrate applies, each in its own transaction, the embedded migrations whose
-// version analytics_migrations does not record yet. The control plane keeps its
-// own versions in schema_migrations: the two sets never collide. Concurrent
-// starters wait for each other, as every transaction takes the write lock.
+// migrate applies the embedded migrations. Their versions are kept in
+// analytics_migrations, apart from the control plane's schema_migrations: the
+// two sets never collide.
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS analytics_migrations (
-		version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
-		return fmt.Errorf("cannot create analytics_migrations: %w", err)
-	}
 	files, err := migration.Load(migrations, "migrations")
 	if err != nil {
 		return err
 	}
-	for _, m := range files {
-		if err := s.inTx(ctx, func(tx *sql.Tx) error {
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM analytics_migrations WHERE version = $1`,
-				m.Version).Scan(&n); err != nil {
-				return err
-			}
-			if n > 0 {
-				return nil
-			}
-			for _, stmt := range m.Statements {
-				if _, err := tx.ExecContext(ctx, stmt); err != nil {
-					return fmt.Errorf("%w\n%s", err, stmt)
-				}
-			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO analytics_migrations (version, applied_at) VALUES ($1, $2)`,
-				m.Version, time.Now().UnixMicro())
-			return err
-		}); err != nil {
-			return fmt.Errorf("cannot apply analytics migration %s: %w", m.Name, err)
-		}
-	}
-	return nil
+	return migration.ApplySQL(ctx, s.db, "analytics_migrations", files, nil)
 }
 
 // inTx runs fn in a writing transaction, committed when fn returns nil.

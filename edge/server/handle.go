@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/alexedwards/argon2id"
-	"github.com/cespare/xxhash/v2"
 	"github.com/valyala/fasthttp"
 
 	"shortlink.dev/edge/internal/page"
@@ -133,7 +132,7 @@ func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
 		LinkID: l.ID, WorkspaceID: l.WorkspaceID, Domain: l.Domain, Slug: l.Slug, Target: to,
 		Country: place.Country, City: place.City, Device: agent.Device, Browser: agent.Browser, OS: agent.OS,
 		Trigger: trigger, QRID: qrID, Bot: agent.Bot,
-		Visitor: e.hasher.Visitor(now, ip, xxhash.Sum64(ua)),
+		Visitor: e.hasher.Visitor(now, ip, agent.Hash),
 	}
 	if ref := ctx.Referer(); len(ref) > 0 {
 		ev.Referrer = visitor.ReferrerHost(ref)

@@ -60,6 +60,18 @@ func Open(ctx context.Context, databaseURL, dataDir string) (*Store, error) {
 // writer, busy_timeout makes writers wait for each other, and every transaction
 // takes the write lock at its start so that none fails half-way.
 func OpenSQLite(ctx context.Context, path string) (*Store, error) {
+	db, err := OpenSQLiteDB(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return open(ctx, db, sqlite)
+}
+
+// OpenSQLiteDB opens a connection pool on the SQLite file at path with the
+// settings every store on that file shares (WAL, busy_timeout, foreign keys,
+// transactions that take the write lock at their start); the analytics plane's
+// embedded click store opens the control plane's file with it.
+func OpenSQLiteDB(ctx context.Context, path string) (*sql.DB, error) {
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
@@ -71,7 +83,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("cannot open SQLite %s: %w", path, err)
 	}
-	return open(ctx, db, sqlite)
+	return db, nil
 }
 
 // pingSQLite opens the first connection. Turning a new file to WAL needs an
@@ -149,46 +161,11 @@ func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 // migrate applies, each in its own transaction, the embedded migrations whose
 // version is not recorded yet. Concurrent starters wait for each other.
 func (s *Store) migrate(ctx context.Context) error {
-	// Under the lock too: PostgreSQL's CREATE TABLE IF NOT EXISTS fails with a
-	// unique violation (pg_type_typname_nsp_index) when a twin runs beside it.
-	if err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := s.lockMigrations(ctx, tx); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-			version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)`)
-		return err
-	}); err != nil {
-		return fmt.Errorf("cannot create schema_migrations: %w", err)
-	}
 	files, err := migration.Load(migrations, "migrations")
 	if err != nil {
 		return err
 	}
-	for _, m := range files {
-		if err := s.inTx(ctx, func(tx *sql.Tx) error {
-			if err := s.lockMigrations(ctx, tx); err != nil {
-				return err
-			}
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = $1`, m.Version).Scan(&n); err != nil {
-				return err
-			}
-			if n > 0 {
-				return nil
-			}
-			for _, stmt := range m.Statements {
-				if _, err := tx.ExecContext(ctx, stmt); err != nil {
-					return fmt.Errorf("%w\n%s", err, stmt)
-				}
-			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)`, m.Version, micros(s.Now()))
-			return err
-		}); err != nil {
-			return fmt.Errorf("cannot apply migration %s: %w", m.Name, err)
-		}
-	}
-	return nil
+	return migration.ApplySQL(ctx, s.db, "schema_migrations", files, s.lockMigrations)
 }
 
 // lockMigrations makes, within tx, concurrent starters migrate one at a time.

@@ -20,6 +20,8 @@ type Agent struct {
 	OS      string
 	Device  string // click.DeviceDesktop, DeviceMobile or DeviceTablet
 	Bot     bool
+	// Hash is the user agent's xxhash, its cache key and the visitor hash's input.
+	Hash uint64
 }
 
 // Agents parses user agents, remembering recent ones: a parse costs
@@ -53,6 +55,7 @@ func (a *Agents) Parse(ua []byte) *Agent {
 		return v
 	}
 	v := a.parse(string(ua))
+	v.Hash = h
 	// No TTL: what a user agent says never changes, and a TTL would cost a
 	// clock reading on every hit. The cache's size bounds it.
 	a.cache.Set(h, v, 1)
