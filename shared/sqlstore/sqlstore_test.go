@@ -40,6 +40,8 @@ func runSuites(t *testing.T, open func(t *testing.T) storetest.ClickLimitStores)
 	t.Run("ClickLimits", func(t *testing.T) { storetest.ClickLimits(t, open) })
 	t.Run("Workspaces", func(t *testing.T) { storetest.Workspaces(t, stores) })
 	t.Run("Domains", func(t *testing.T) { storetest.Domains(t, stores) })
+	t.Run("QRCodes", func(t *testing.T) { storetest.QRCodes(t, stores) })
+	t.Run("Galleries", func(t *testing.T) { storetest.Galleries(t, stores) })
 }
 
 // TestSQLiteSharedFile runs the suites with every subtest on one database

@@ -1,5 +1,5 @@
 // Package storetest holds the contract suites of the platform's stores: one
-// suite per store interface (Links, Workspaces, Domains), which every backend
+// suite per store interface (Links, Workspaces, Domains, QRCodes, Galleries), which every backend
 // runs from its own tests, so that all backends behave alike.
 //
 // A suite calls open once per subtest. open may return a fresh database each
@@ -19,8 +19,10 @@ import (
 
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/gallery"
 	"shortlink.dev/shared/id"
 	"shortlink.dev/shared/link"
+	"shortlink.dev/shared/qrcode"
 	"shortlink.dev/shared/workspace"
 )
 
@@ -29,6 +31,8 @@ type Stores interface {
 	link.Store
 	workspace.Store
 	domain.Store
+	qrcode.Store
+	gallery.Store
 }
 
 // base is the suites' clock: a time with nanoseconds, outside UTC, so that

@@ -1,0 +1,59 @@
+package gallery
+
+// Public is a published gallery as anyone may see it: the JSON of
+// GET /public/galleries/:domain/:slug and what the edge renders at
+// /bio/{slug}. It holds no ids, workspace, publication state or times
+// (CONTRACT §8).
+type Public struct {
+	Slug        string       `json:"slug"`
+	Domain      string       `json:"domain"`
+	URL         string       `json:"url"`
+	Title       *string      `json:"title"`
+	Bio         *string      `json:"bio"`
+	AvatarURL   *string      `json:"avatarUrl"`
+	Theme       Theme        `json:"theme"`
+	CustomCSS   *string      `json:"customCss"`
+	SocialLinks []SocialLink `json:"socialLinks"`
+	Items       []PublicItem `json:"items"`
+}
+
+// PublicItem is an item of the public view. A link item's URL is its short
+// link's address, so that a visit goes through the edge and is counted.
+type PublicItem struct {
+	Type         ItemType          `json:"type"`
+	Title        *string           `json:"title"`
+	URL          *string           `json:"url"`
+	IconName     *string           `json:"iconName"`
+	ThumbnailURL *string           `json:"thumbnailUrl"`
+	EmbedType    *string           `json:"embedType"`
+	EmbedData    map[string]string `json:"embedData"`
+}
+
+// PublicView returns the public view of g. pageURL is the page's address and
+// shortURL makes a link item's short link address from its domain and slug.
+func PublicView(g *Gallery, pageURL string, shortURL func(domain, slug string) string) *Public {
+	p := &Public{
+		Slug: g.Slug, Domain: g.Domain, URL: pageURL, Title: g.Title, Bio: g.Bio, AvatarURL: g.AvatarURL,
+		Theme: g.Theme, CustomCSS: g.CustomCSS, SocialLinks: g.SocialLinks, Items: make([]PublicItem, 0, len(g.Items)),
+	}
+	if p.SocialLinks == nil {
+		p.SocialLinks = []SocialLink{}
+	}
+	for _, it := range g.Items {
+		pi := PublicItem{
+			Type: it.Type, Title: it.Title, URL: it.URL, IconName: it.IconName,
+			ThumbnailURL: it.ThumbnailURL, EmbedType: it.EmbedType, EmbedData: it.EmbedData,
+		}
+		if it.Type == ItemLink && it.LinkSlug != "" {
+			u := shortURL(it.LinkDomain, it.LinkSlug)
+			pi.URL = &u
+		}
+		p.Items = append(p.Items, pi)
+	}
+	return p
+}
+
+// PageURL returns the public address of a gallery: {scheme}://{domain}/bio/{slug}.
+func PageURL(scheme, domain, slug string) string {
+	return scheme + "://" + domain + "/bio/" + slug
+}

@@ -1,0 +1,142 @@
+package gallery
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// Limits of gallery fields that the spec leaves open (docs/api.md lists them).
+const (
+	MaxSlugLen        = 64
+	MaxBioLen         = 500
+	MaxTitleLen       = 200
+	MaxCustomCSSLen   = 20_000
+	MaxSocialLinks    = 20
+	MaxItems          = 200
+	MaxItemTitleLen   = 200
+	MaxIconNameLen    = 64
+	MaxPlatformLen    = 32
+	MaxEmbedDataBytes = 2048
+)
+
+// ValidSlug reports whether s is a gallery slug: 1–64 of a–z 0–9 - _ (CONTRACT §8).
+func ValidSlug(s string) bool {
+	if len(s) == 0 || len(s) > MaxSlugLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidTheme reports whether t is one of the themes.
+func ValidTheme(t Theme) bool {
+	for _, v := range Themes {
+		if t == v {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidItemType reports whether t is one of the item types.
+func ValidItemType(t ItemType) bool {
+	for _, v := range ItemTypes {
+		if t == v {
+			return true
+		}
+	}
+	return false
+}
+
+var platformRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,31}$`)
+
+// ValidPlatform reports whether p names a social platform: 1–32 of a–z 0–9 . -,
+// starting with a letter or digit. Unknown platforms are allowed and get a
+// generic icon.
+func ValidPlatform(p string) bool { return platformRE.MatchString(p) }
+
+// iconNameRE is the shape of an item's iconName: a name, not markup.
+var iconNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+
+// ValidIconName reports whether s is an icon name: 1–64 of a–z 0–9 -.
+func ValidIconName(s string) bool { return iconNameRE.MatchString(s) }
+
+// EmbedHosts are the only origins a gallery page frames; the edge's
+// Content-Security-Policy lists them in frame-src.
+var EmbedHosts = []string{
+	"https://www.youtube-nocookie.com",
+	"https://player.vimeo.com",
+	"https://open.spotify.com",
+	"https://w.soundcloud.com",
+}
+
+var (
+	youtubeIDRE  = regexp.MustCompile(`^[A-Za-z0-9_-]{11}$`)
+	vimeoIDRE    = regexp.MustCompile(`^[0-9]{1,12}$`)
+	spotifyURIRE = regexp.MustCompile(`^spotify:(track|album|playlist|episode|show|artist):([A-Za-z0-9]{22})$`)
+	spotifyURLRE = regexp.MustCompile(`^https://open\.spotify\.com/(?:intl-[a-z]{2}(?:-[a-z]{2})?/)?(track|album|playlist|episode|show|artist)/([A-Za-z0-9]{22})(?:\?.*)?$`)
+)
+
+// EmbedKeys names, per embed type, the one key its embedData must hold.
+var EmbedKeys = map[EmbedType]string{
+	EmbedYouTube:    "videoId",
+	EmbedVimeo:      "videoId",
+	EmbedSpotify:    "uri",
+	EmbedSoundCloud: "url",
+}
+
+// EmbedSrc returns the iframe address of an embed, built from a fixed
+// provider origin and a checked id, or why the embed is not valid. It is the
+// one place that decides what a gallery page may frame: the control plane
+// checks items with it and the edge renders with it.
+func EmbedSrc(embedType string, data map[string]string) (src, why string) {
+	key, ok := EmbedKeys[EmbedType(embedType)]
+	if !ok {
+		return "", "embedType must be youtube, vimeo, spotify or soundcloud"
+	}
+	v := data[key]
+	if v == "" {
+		return "", "embedData." + key + " is required for " + embedType
+	}
+	for k := range data {
+		if k != key {
+			return "", "embedData of " + embedType + " takes only " + key + " (got " + k + ")"
+		}
+	}
+	switch EmbedType(embedType) {
+	case EmbedYouTube:
+		if !youtubeIDRE.MatchString(v) {
+			return "", "embedData.videoId must be a YouTube video id (11 characters of A-Z, a-z, 0-9, - and _)"
+		}
+		return "https://www.youtube-nocookie.com/embed/" + v, ""
+	case EmbedVimeo:
+		if !vimeoIDRE.MatchString(v) {
+			return "", "embedData.videoId must be a Vimeo video id (digits)"
+		}
+		return "https://player.vimeo.com/video/" + v, ""
+	case EmbedSpotify:
+		m := spotifyURIRE.FindStringSubmatch(v)
+		if m == nil {
+			m = spotifyURLRE.FindStringSubmatch(v)
+		}
+		if m == nil {
+			return "", "embedData.uri must be a Spotify URI (spotify:track:…) or an open.spotify.com link"
+		}
+		return "https://open.spotify.com/embed/" + m[1] + "/" + m[2], ""
+	default: // soundcloud
+		u, err := url.Parse(v)
+		if err != nil || u.Scheme != "https" || u.User != nil || u.Port() != "" ||
+			(u.Host != "soundcloud.com" && u.Host != "www.soundcloud.com" && u.Host != "m.soundcloud.com") ||
+			len(strings.Trim(u.Path, "/")) == 0 || len(v) > 512 {
+			return "", "embedData.url must be an https://soundcloud.com/… track or playlist link"
+		}
+		clean := "https://soundcloud.com" + u.EscapedPath()
+		return "https://w.soundcloud.com/player/?url=" + url.QueryEscape(clean), ""
+	}
+}
