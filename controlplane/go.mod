@@ -37,6 +37,7 @@ require (
 	github.com/segmentio/asm v1.2.1 // indirect
 	github.com/segmentio/kafka-go v0.4.51 // indirect
 	github.com/shopspring/decimal v1.5.0 // indirect
+	github.com/yeqown/reedsolomon v1.0.0 // indirect
 	go.opentelemetry.io/otel v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
@@ -44,6 +45,7 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
+	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	modernc.org/libc v1.77.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
@@ -53,6 +55,10 @@ require (
 
 replace shortlink.dev/shared => ../shared
 
-require shortlink.dev/analytics v0.0.0
+require (
+	github.com/makiuchi-d/gozxing v0.1.1
+	github.com/yeqown/go-qrcode/v2 v2.2.5
+	shortlink.dev/analytics v0.0.0
+)
 
 replace shortlink.dev/analytics => ../analytics

@@ -32,12 +32,18 @@ import (
 var migrations embed.FS
 
 // Counters is the link store that keeps the links' click_count and
-// last_clicked_at, where the control plane reads them: *sqlstore.Store.
+// last_clicked_at and the QR codes' scan_count, where the control plane
+// reads them: *sqlstore.Store.
 type Counters interface {
 	// SetLinkCounters raises the links' counters to the given absolute values.
 	SetLinkCounters(ctx context.Context, counters []sqlstore.LinkCounter) error
 	// LinkCounters returns a link's counters, or a NOT_FOUND error.
 	LinkCounters(ctx context.Context, linkID string) (sqlstore.LinkCounter, error)
+	// SetQRScanCounts raises the dynamic QR codes' scan counts to the given
+	// absolute values.
+	SetQRScanCounts(ctx context.Context, counters []sqlstore.QRScanCounter) error
+	// QRScanCount returns a code's scan count, or a NOT_FOUND error.
+	QRScanCount(ctx context.Context, qrID string) (int64, error)
 }
 
 var _ Counters = (*sqlstore.Store)(nil)

@@ -50,6 +50,11 @@ func (b backend) NewLink(t testing.TB, workspaceID string) string {
 	return storetest.MustCreateLink(t, b.links, l, -1).ID
 }
 
+func (b backend) NewQRCode(t testing.TB, workspaceID, linkID string) string {
+	t.Helper()
+	return storetest.MustCreateDynamicQRCode(t, b.links, workspaceID, linkID)
+}
+
 // env is a ClickHouse database and a PostgreSQL one for a test.
 type env struct {
 	clickhouseURL string

@@ -193,7 +193,63 @@ func (s *Store) updateCounters(ctx context.Context, batch []click.Event) error {
 	if err != nil {
 		return fmt.Errorf("cannot count the links' clicks: %w", err)
 	}
-	return s.counters.SetLinkCounters(ctx, counters)
+	if err := s.counters.SetLinkCounters(ctx, counters); err != nil {
+		return err
+	}
+	return s.updateScans(ctx, batch)
+}
+
+// updateScans sets the scan counts of the dynamic QR codes the batch's
+// humans scanned to their absolute numbers in ClickHouse, like
+// updateCounters does the links' counters. It reads the scanned links'
+// stretches of the primary key, the codes' rows only.
+func (s *Store) updateScans(ctx context.Context, batch []click.Event) error {
+	table, err := ext.NewTable("batch_scans", ext.Column("link_id", "String"), ext.Column("qr_id", "String"))
+	if err != nil {
+		return err
+	}
+	seen := map[[2]string]bool{}
+	for i := range batch {
+		e := &batch[i]
+		k := [2]string{e.LinkID, e.QRID}
+		if e.Bot || e.QRID == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		if err := table.Append(e.LinkID, e.QRID); err != nil {
+			return err
+		}
+	}
+	if len(seen) == 0 {
+		return nil
+	}
+	rows, err := s.conn.Query(ch.Context(ctx, ch.WithExternalTable(table)), `SELECT link_id, qr_id, uniqExact(event_id)
+		FROM clicks WHERE link_id IN (SELECT link_id FROM batch_scans) AND bot = 0
+		AND qr_id IN (SELECT qr_id FROM batch_scans) GROUP BY link_id, qr_id`)
+	if err != nil {
+		return fmt.Errorf("cannot count the QR codes' scans: %w", err)
+	}
+	defer rows.Close()
+	var counters []sqlstore.QRScanCounter
+	for rows.Next() {
+		var c sqlstore.QRScanCounter
+		var n uint64
+		if err := rows.Scan(&c.LinkID, &c.QRID, &n); err != nil {
+			return fmt.Errorf("cannot count the QR codes' scans: %w", err)
+		}
+		c.Count = int64(n)
+		counters = append(counters, c)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("cannot count the QR codes' scans: %w", err)
+	}
+	return s.counters.SetQRScanCounts(ctx, counters)
+}
+
+// QRScanCount returns the code's scan_count as the control plane shows it,
+// from the link store.
+func (s *Store) QRScanCount(ctx context.Context, qrID string) (int64, error) {
+	return s.counters.QRScanCount(ctx, qrID)
 }
 
 // countLinks returns the links' human clicks, each event id once, and the

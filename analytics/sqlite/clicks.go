@@ -44,6 +44,7 @@ func (s *Store) WriteClicks(ctx context.Context, batch []click.Event) error {
 		}
 		defer insert.Close()
 		counts := map[string]*linkClicks{}
+		scans := map[qrScan]int64{}
 		for i := range batch {
 			e := &batch[i]
 			res, err := insert.ExecContext(ctx, e.ID.String(), e.Time.UnixMicro(), e.Time.UTC().Format(dayLayout),
@@ -66,8 +67,14 @@ func (s *Store) WriteClicks(ctx context.Context, batch []click.Event) error {
 			}
 			c.n++
 			c.last = max(c.last, e.Time.UnixMicro())
+			if e.QRID != "" {
+				scans[qrScan{e.QRID, e.LinkID}]++
+			}
 		}
-		return addToLinks(ctx, tx, counts)
+		if err := addToLinks(ctx, tx, counts); err != nil {
+			return err
+		}
+		return addToQRCodes(ctx, tx, scans)
 	})
 	if err != nil {
 		return fmt.Errorf("write clicks: %w", err)
@@ -99,6 +106,43 @@ func addToLinks(ctx context.Context, tx *sql.Tx, counts map[string]*linkClicks) 
 		}
 	}
 	return nil
+}
+
+// qrScan is a dynamic QR code and the link a scan of it went to.
+type qrScan struct{ qrID, linkID string }
+
+// addToQRCodes adds a batch's human scans to the codes' scan_count. A code
+// counts only the scans of its own link: the edge passes on whatever ?qr=
+// a visitor sends.
+func addToQRCodes(ctx context.Context, tx *sql.Tx, scans map[qrScan]int64) error {
+	if len(scans) == 0 {
+		return nil
+	}
+	update, err := tx.PrepareContext(ctx, `UPDATE qr_codes SET scan_count = scan_count + $1
+		WHERE id = $2 AND link_id = $3`)
+	if err != nil {
+		return err
+	}
+	defer update.Close()
+	for s, n := range scans {
+		if _, err := update.ExecContext(ctx, n, s.qrID, s.linkID); err != nil {
+			return fmt.Errorf("count scans of QR code %s: %w", s.qrID, err)
+		}
+	}
+	return nil
+}
+
+// QRScanCount returns the code's scan_count as the control plane shows it.
+func (s *Store) QRScanCount(ctx context.Context, qrID string) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT scan_count FROM qr_codes WHERE id = $1`, qrID).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fault.NotFoundf("QR code")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read QR scan count: %w", err)
+	}
+	return n, nil
 }
 
 // LinkCounters returns the link's click_count and last_clicked_at as the

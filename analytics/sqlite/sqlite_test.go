@@ -35,6 +35,11 @@ func (b backend) NewLink(t testing.TB, workspaceID string) string {
 	return storetest.MustCreateLink(t, b.links, l, -1).ID
 }
 
+func (b backend) NewQRCode(t testing.TB, workspaceID, linkID string) string {
+	t.Helper()
+	return storetest.MustCreateDynamicQRCode(t, b.links, workspaceID, linkID)
+}
+
 func TestSQLite(t *testing.T) {
 	statstest.Run(t, func(t *testing.T) statstest.Backend {
 		return mustOpen(t, filepath.Join(t.TempDir(), "shortlink.db"))

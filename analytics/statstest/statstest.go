@@ -33,6 +33,11 @@ type Backend interface {
 	// NewLink stores a new link of the workspace, never clicked, in the link
 	// store and returns its id.
 	NewLink(t testing.TB, workspaceID string) string
+	// NewQRCode stores a new dynamic QR code of the link, never scanned, in
+	// the link store and returns its id.
+	NewQRCode(t testing.TB, workspaceID, linkID string) string
+	// QRScanCount returns the scan_count that the link store holds for the code.
+	QRScanCount(ctx context.Context, qrID string) (int64, error)
 }
 
 // day0 is the first day of the suite's ranges.
@@ -71,6 +76,7 @@ func Run(t *testing.T, open func(t *testing.T) Backend) {
 	t.Run("EmptyBatch", func(t *testing.T) { testEmptyBatch(t, open(t)) })
 	t.Run("UnknownLink", func(t *testing.T) { testUnknownLink(t, open(t)) })
 	t.Run("ErrRangeReversed", func(t *testing.T) { testRangeReversed(t, open(t)) })
+	t.Run("QRScans", func(t *testing.T) { testQRScans(t, open(t)) })
 }
 
 // link is a link of the suite and the workspace it belongs to.
@@ -612,4 +618,57 @@ func testRangeReversed(t *testing.T, b Backend) {
 	if _, err := b.LinkStats(context.Background(), l.id, rangeOf(2, 1)); err == nil {
 		t.Fatalf("stats from day 2 to day 1: got no error")
 	}
+}
+
+// scan returns a human scan of the dynamic QR code qrID on the link.
+func (l link) scan(qrID string, at time.Time) click.Event {
+	e := l.click(at)
+	e.Trigger, e.QRID = click.TriggerQR, qrID
+	return e
+}
+
+func wantScans(t testing.TB, b Backend, qrID string, want int64) {
+	t.Helper()
+	got, err := b.QRScanCount(context.Background(), qrID)
+	if err != nil {
+		t.Fatalf("scan count of %s: %v", qrID, err)
+	}
+	if got != want {
+		t.Errorf("scan count of %s: got %d, want %d", qrID, got, want)
+	}
+}
+
+func testQRScans(t *testing.T, b Backend) {
+	l := newLink(t, b)
+	other := link{l.workspaceID, b.NewLink(t, l.workspaceID)}
+	qr, otherQR := b.NewQRCode(t, l.workspaceID, l.id), b.NewQRCode(t, l.workspaceID, other.id)
+
+	s1, s2 := l.scan(qr, noon(0)), l.scan(qr, noon(0))
+	bot := l.scan(qr, noon(0))
+	bot.Bot = true
+	// The edge passes on whatever ?qr= a visitor sends: a code of another
+	// link, or no code at all, counts for the link only.
+	foreign, unknown := l.scan(otherQR, noon(0)), l.scan("qr_nosuchcode", noon(0))
+	plain := l.click(noon(0))
+	mustWrite(t, b, s1, s2, bot, foreign, unknown, plain, s1)
+	wantScans(t, b, qr, 2)
+	wantScans(t, b, otherQR, 0)
+	wantCounters(t, b, l.id, 5, ptr(stored(noon(0))))
+
+	// Redelivered with one new scan: counted once.
+	mustWrite(t, b, s1, s2, bot, foreign, l.scan(qr, noon(1)))
+	wantScans(t, b, qr, 3)
+	wantScans(t, b, otherQR, 0)
+	wantCounters(t, b, l.id, 6, ptr(stored(noon(1))))
+
+	// Scans are clicks of the link in its stats too.
+	wantStats(t, mustStats(t, b, l.id, rangeOf(0, 1)), want{
+		total: 6, unique: 6, last: ptr(stored(noon(1))),
+		byCountry: []stats.Count{{Key: "US", Count: 6}},
+		overTime:  overTime(0, 5, 1),
+	})
+
+	// The other link's own scans count for its code.
+	mustWrite(t, b, other.scan(otherQR, noon(1)))
+	wantScans(t, b, otherQR, 1)
 }

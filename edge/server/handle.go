@@ -58,6 +58,10 @@ func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
 		e.page(ctx, fasthttp.StatusMethodNotAllowed, page.MethodNotAllowed, e.metrics.notFound)
 		return
 	}
+	if bytes.HasPrefix(path, []byte(bioPrefix)) {
+		e.bio(ctx, path[len(bioPrefix):], now)
+		return
+	}
 	slug := path[1:]
 	if !validSlug(slug) {
 		e.page(ctx, fasthttp.StatusNotFound, page.NotFound, e.metrics.notFound)

@@ -29,14 +29,16 @@ import (
 	"shortlink.dev/shared/clientip"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/gallery"
 	"shortlink.dev/shared/link"
 )
 
-// Source is where the edge reads links on a cache miss, and charges clicks
+// Source is where the edge reads links and galleries on a cache miss, and charges clicks
 // against click limits (the one write per click, for limited links only).
 type Source interface {
 	ResolveLink(ctx context.Context, domain, slug string) (*link.Link, error)
 	IsVerifiedDomain(ctx context.Context, name string) (bool, error)
+	ResolveGallery(ctx context.Context, domain, slug string) (*gallery.Gallery, error)
 	ChargeClick(ctx context.Context, linkID string) (bool, error)
 	ClickLimitReached(ctx context.Context, linkID string) (bool, error)
 }
@@ -72,6 +74,7 @@ type Edge struct {
 	absTTL  time.Duration
 
 	links   *ristretto.Cache[uint64, *target.Link]
+	bios    *ristretto.Cache[uint64, *bioPage]
 	loads   singleflight.Group
 	gen     atomic.Uint64 // bumped by every eviction; a load that raced one is not cached
 	domains domainCache
@@ -128,6 +131,9 @@ func New(o Options) (*Edge, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if e.bios, err = newBioCache(); err != nil {
+		return nil, err
+	}
 	if e.agents, err = visitor.NewAgents(1 << 14); err != nil {
 		return nil, err
 	}
@@ -138,7 +144,13 @@ func New(o Options) (*Edge, error) {
 	}
 	e.promH = fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{}))
 	if o.Changes != nil {
-		o.Changes.SubscribeLinkChanges(func(c bus.LinkChange) { e.Evict(c.Domain, c.Slug) })
+		o.Changes.SubscribeLinkChanges(func(c bus.LinkChange) {
+			if c.Kind == bus.KindGallery {
+				e.EvictGallery(c.Domain, c.Slug)
+				return
+			}
+			e.Evict(c.Domain, c.Slug)
+		})
 	}
 	e.srv = &fasthttp.Server{
 		Handler:               e.Handle,
@@ -164,6 +176,7 @@ func (e *Edge) Shutdown(ctx context.Context) error {
 	e.cacheMu.Lock()
 	e.cacheClosed = true
 	e.links.Close()
+	e.bios.Close()
 	e.cacheMu.Unlock()
 	e.agents.Close()
 	e.geo.Close()

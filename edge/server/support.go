@@ -107,7 +107,7 @@ func (t *tryCounter) fail(key string, now time.Time) {
 // costs no allocation on the hot path.
 type metrics struct {
 	redirects, notFound, gone, password, tooMany, failed prometheus.Counter
-	bots, dropped, cacheHits, cacheMisses                prometheus.Counter
+	bots, dropped, cacheHits, cacheMisses, bioPages      prometheus.Counter
 	latency                                              prometheus.Histogram
 }
 
@@ -130,12 +130,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		dropped:     newCounter("shortlink_edge_clicks_dropped_total", "Click events dropped because the producer's buffer was full."),
 		cacheHits:   newCounter("shortlink_edge_cache_hits_total", "Link lookups answered by the cache."),
 		cacheMisses: newCounter("shortlink_edge_cache_misses_total", "Link lookups that read the store."),
+		bioPages:    newCounter("shortlink_edge_gallery_pages_total", "Gallery pages (/bio/{slug}) served."),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "shortlink_edge_request_duration_seconds",
 			Help:    "Edge request latency.",
 			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1},
 		}),
 	}
-	reg.MustRegister(outcomes, m.bots, m.dropped, m.cacheHits, m.cacheMisses, m.latency)
+	reg.MustRegister(outcomes, m.bots, m.dropped, m.cacheHits, m.cacheMisses, m.bioPages, m.latency)
 	return m
 }

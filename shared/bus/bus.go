@@ -23,14 +23,20 @@ type ClickProducer interface {
 type ClickHandler func(ctx context.Context, batch []click.Event) error
 
 // LinkChange says a link's record changed (updated, archived, restored,
-// deleted): caches of domain+slug must forget it.
+// deleted), or with Kind gallery a gallery's page: caches of domain+slug
+// must forget it.
 type LinkChange struct {
+	// Kind is "" for a link and KindGallery for a gallery page (/bio/{slug}).
+	Kind   string `json:"kind,omitempty"`
 	LinkID string `json:"linkId"`
 	Domain string `json:"domain"`
 	Slug   string `json:"slug"`
 	// Nonce, when set, lets a publisher recognise its own change read back.
 	Nonce string `json:"nonce,omitempty"`
 }
+
+// KindGallery marks the change of a gallery's page.
+const KindGallery = "gallery"
 
 // LinkChanges publishes and delivers link changes.
 type LinkChanges interface {

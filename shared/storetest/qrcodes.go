@@ -27,7 +27,7 @@ func QRCodes(t *testing.T, open func(t *testing.T) Stores) {
 		s := open(t)
 		ws := MustCreateWorkspace(t, s)
 		c := NewQRCode(ws.ID, "https://example.com/menu?table=4")
-		mustCreateQRCode(t, s, c)
+		MustCreateQRCode(t, s, c)
 		wantQRCode(t, "get", mustGetQRCode(t, s, ws.ID, c.ID), c)
 	})
 
@@ -38,7 +38,7 @@ func QRCodes(t *testing.T, open func(t *testing.T) Stores) {
 		l := MustCreateLink(t, s, NewLink(ws.ID, dom, "menu"), -1)
 		c := NewQRCode(ws.ID, "")
 		c.LinkID = &l.ID
-		mustCreateQRCode(t, s, c)
+		MustCreateQRCode(t, s, c)
 		got := mustGetQRCode(t, s, ws.ID, c.ID)
 		if got.LinkDomain != dom || got.LinkSlug != "menu" {
 			t.Fatalf("link address: got %q %q, want %q menu", got.LinkDomain, got.LinkSlug, dom)
@@ -60,7 +60,7 @@ func QRCodes(t *testing.T, open func(t *testing.T) Stores) {
 		ws := MustCreateWorkspace(t, s)
 		c := NewQRCode(ws.ID, "https://example.com/a")
 		c.ScanCount = 7
-		mustCreateQRCode(t, s, c)
+		MustCreateQRCode(t, s, c)
 		c.Name, c.URL, c.Size, c.CornerRadius, c.ErrorCorrection = "renamed", "https://example.com/b", 1024, 50, "H"
 		c.ScanCount = 0
 		c.UpdatedAt = at(60)
@@ -75,7 +75,7 @@ func QRCodes(t *testing.T, open func(t *testing.T) Stores) {
 		s := open(t)
 		ws, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
 		c := NewQRCode(ws.ID, "https://example.com/a")
-		mustCreateQRCode(t, s, c)
+		MustCreateQRCode(t, s, c)
 		_, err := s.GetQRCode(ctx, other.ID, c.ID)
 		wantCode(t, err, fault.NotFound, "get from another workspace")
 		o := *c
@@ -89,7 +89,7 @@ func QRCodes(t *testing.T, open func(t *testing.T) Stores) {
 		s := open(t)
 		ws := MustCreateWorkspace(t, s)
 		c := NewQRCode(ws.ID, "https://example.com/a")
-		mustCreateQRCode(t, s, c)
+		MustCreateQRCode(t, s, c)
 		if err := s.DeleteQRCode(ctx, ws.ID, c.ID); err != nil {
 			t.Fatalf("delete: %v", err)
 		}
@@ -105,10 +105,10 @@ func QRCodes(t *testing.T, open func(t *testing.T) Stores) {
 		for i := range 5 {
 			c := NewQRCode(ws.ID, "https://example.com/"+id.Base62(4))
 			c.CreatedAt = at(i)
-			mustCreateQRCode(t, s, c)
+			MustCreateQRCode(t, s, c)
 			made = append(made, c)
 		}
-		mustCreateQRCode(t, s, NewQRCode(other.ID, "https://example.com/other"))
+		MustCreateQRCode(t, s, NewQRCode(other.ID, "https://example.com/other"))
 		page, total, err := s.ListQRCodes(ctx, qrcode.Filter{WorkspaceID: ws.ID, Offset: 1, Limit: 2})
 		if err != nil {
 			t.Fatalf("list: %v", err)
@@ -127,7 +127,17 @@ func QRCodes(t *testing.T, open func(t *testing.T) Stores) {
 	})
 }
 
-func mustCreateQRCode(t testing.TB, s qrcode.Store, c *qrcode.Code) {
+// MustCreateDynamicQRCode stores a new dynamic code of the link and returns its id.
+func MustCreateDynamicQRCode(t testing.TB, s qrcode.Store, workspaceID, linkID string) string {
+	t.Helper()
+	c := NewQRCode(workspaceID, "")
+	c.LinkID = &linkID
+	MustCreateQRCode(t, s, c)
+	return c.ID
+}
+
+// MustCreateQRCode stores c.
+func MustCreateQRCode(t testing.TB, s qrcode.Store, c *qrcode.Code) {
 	t.Helper()
 	if err := s.CreateQRCode(context.Background(), c); err != nil {
 		t.Fatalf("create QR code: %v", err)

@@ -14,12 +14,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"shortlink.dev/controlplane/internal/galleries"
 	"shortlink.dev/controlplane/internal/links"
+	"shortlink.dev/controlplane/internal/qrcodes"
 	"shortlink.dev/controlplane/internal/ratelimit"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/domain"
+	"shortlink.dev/shared/gallery"
 	"shortlink.dev/shared/link"
+	"shortlink.dev/shared/qrcode"
 	"shortlink.dev/shared/stats"
 	"shortlink.dev/shared/workspace"
 )
@@ -29,6 +33,8 @@ type Store interface {
 	link.Store
 	workspace.Store
 	domain.Store
+	qrcode.Store
+	gallery.Store
 	Ping(ctx context.Context) error
 }
 
@@ -48,16 +54,18 @@ type Options struct {
 
 // API is the control plane's HTTP API.
 type API struct {
-	cfg     *config.Config
-	store   Store
-	links   *links.Service
-	limiter ratelimit.Limiter
-	stats   stats.Reader
-	log     *slog.Logger
-	metrics *metrics
-	reg     *prometheus.Registry
-	now     func() time.Time
-	router  chi.Router
+	cfg       *config.Config
+	store     Store
+	links     *links.Service
+	qr        *qrcodes.Service
+	galleries *galleries.Service
+	limiter   ratelimit.Limiter
+	stats     stats.Reader
+	log       *slog.Logger
+	metrics   *metrics
+	reg       *prometheus.Registry
+	now       func() time.Time
+	router    chi.Router
 }
 
 // New returns the API.
@@ -87,6 +95,16 @@ func New(o Options) *API {
 			if err := o.Changes.PublishLinkChange(ctx, c); err != nil {
 				// The change is stored; edges still drop the old entry when it expires.
 				a.log.ErrorContext(ctx, "publishing a link change failed", "link", c.LinkID, "err", err)
+			}
+		}
+	}
+	a.qr = qrcodes.New(o.Store, o.Config)
+	a.galleries = galleries.New(o.Store, o.Config, a.links)
+	if o.Changes != nil {
+		a.galleries.Changed = func(ctx context.Context, c bus.LinkChange) {
+			if err := o.Changes.PublishLinkChange(ctx, c); err != nil {
+				// The change is stored; edges still drop the old page when it expires.
+				a.log.ErrorContext(ctx, "publishing a gallery change failed", "domain", c.Domain, "slug", c.Slug, "err", err)
 			}
 		}
 	}
@@ -126,6 +144,29 @@ func (a *API) routes() chi.Router {
 		r.With(a.need(workspace.KeysWrite)).Delete("/api-keys/{id}", a.deleteKey)
 
 		r.With(a.need(workspace.UsageRead)).Get("/usage", a.usage)
+
+		// Public: limited per client IP by guard.
+		r.Post("/qr/generate", a.generateQR)
+		r.With(a.need(workspace.QRWrite)).Post("/qr", a.createQR)
+		r.With(a.need(workspace.QRRead)).Get("/qr", a.listQR)
+		r.With(a.need(workspace.QRRead)).Get("/qr/{id}", a.getQR)
+		r.With(a.need(workspace.QRWrite)).Patch("/qr/{id}", a.updateQR)
+		r.With(a.need(workspace.QRWrite)).Delete("/qr/{id}", a.deleteQR)
+		r.With(a.need(workspace.QRRead)).Get("/qr/{id}/download", a.downloadQR)
+
+		r.With(a.need(workspace.GalleriesWrite)).Post("/galleries", a.createGallery)
+		r.With(a.need(workspace.GalleriesRead)).Get("/galleries", a.listGalleries)
+		r.With(a.need(workspace.GalleriesRead)).Get("/galleries/{id}", a.getGallery)
+		r.With(a.need(workspace.GalleriesWrite)).Patch("/galleries/{id}", a.updateGallery)
+		r.With(a.need(workspace.GalleriesWrite)).Delete("/galleries/{id}", a.deleteGallery)
+		r.With(a.need(workspace.GalleriesWrite)).Post("/galleries/{id}/publish", a.publishGallery)
+		r.With(a.need(workspace.GalleriesWrite)).Post("/galleries/{id}/items", a.addGalleryItem)
+		// chi matches the static "reorder" before the {itemId} pattern.
+		r.With(a.need(workspace.GalleriesWrite)).Patch("/galleries/{id}/items/reorder", a.reorderGalleryItems)
+		r.With(a.need(workspace.GalleriesWrite)).Patch("/galleries/{id}/items/{itemId}", a.updateGalleryItem)
+		r.With(a.need(workspace.GalleriesWrite)).Delete("/galleries/{id}/items/{itemId}", a.deleteGalleryItem)
+		// Public: limited per client IP by guard.
+		r.Get("/public/galleries/{domain}/{slug}", a.publicGallery)
 	})
 	return r
 }

@@ -30,8 +30,7 @@ type usageJSON struct {
 }
 
 // usage answers GET /usage (CONTRACT §10). The period is the calendar month, UTC.
-// Saved QR codes, galleries and webhooks do not exist yet in this version, so
-// their counts are 0 until those resources land.
+// Webhooks do not exist yet in this version, so their count is 0 until they land.
 func (a *API) usage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ws := principalOf(ctx).Workspace
@@ -57,6 +56,14 @@ func (a *API) usage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if u.Domains, err = a.store.CountDomains(ctx, ws.ID); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	if u.QRCodes, err = a.store.CountQRCodes(ctx, ws.ID); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	if u.Galleries, err = a.store.CountGalleries(ctx, ws.ID); err != nil {
 		a.writeError(w, r, err)
 		return
 	}

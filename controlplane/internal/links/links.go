@@ -11,9 +11,9 @@ import (
 
 	"github.com/alexedwards/argon2id"
 
+	"shortlink.dev/controlplane/internal/shortdomain"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
-	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/id"
 	"shortlink.dev/shared/link"
@@ -51,8 +51,7 @@ type Input struct {
 // Store is what the service needs of storage.
 type Store interface {
 	link.Store
-	WorkspaceDomain(ctx context.Context, workspaceID, name string) (*domain.Domain, error)
-	IsVerifiedDomain(ctx context.Context, name string) (bool, error)
+	shortdomain.Store
 }
 
 // Service manages links.
@@ -176,6 +175,10 @@ func (s *Service) List(ctx context.Context, f link.Filter) ([]*link.Link, int, e
 	return s.Store.ListLinks(ctx, f)
 }
 
+func (s *Service) domains() shortdomain.Rules {
+	return shortdomain.Rules{Store: s.Store, Config: s.Config}
+}
+
 func (s *Service) now() time.Time {
 	return s.Now().UTC().Truncate(time.Microsecond)
 }
@@ -189,14 +192,14 @@ func (s *Service) apply(ctx context.Context, l *link.Link, in *Input, creating b
 	if in.Domain.Set {
 		if in.Domain.Null {
 			l.Domain = s.Config.DefaultDomain
-		} else if d, err := s.checkDomain(ctx, l.WorkspaceID, in.Domain.V, &fe); err != nil {
+		} else if d, err := s.domains().Resolve(ctx, l.WorkspaceID, in.Domain.V, &fe); err != nil {
 			return err
 		} else if d != "" {
 			l.Domain = d
 		}
 	}
 
-	isShort := func(host string) bool { return s.isShortDomain(ctx, host) }
+	isShort := func(host string) bool { return s.domains().IsShort(ctx, host) }
 	switch {
 	case in.DestinationURL.HasValue():
 		if why := link.CheckDestination(in.DestinationURL.V, isShort); why != "" {
@@ -289,38 +292,6 @@ func (s *Service) apply(ctx context.Context, l *link.Link, in *Input, creating b
 	setText(&l.UTM.Content, in.UTMContent, link.MaxUTMLen, "utmContent", &fe)
 
 	return fe.Err()
-}
-
-// checkDomain returns the stored name of the domain a link asks for: the
-// default domain, or a verified custom domain of the workspace.
-func (s *Service) checkDomain(ctx context.Context, workspaceID, name string, fe *fault.FieldErrors) (string, error) {
-	name = strings.ToLower(strings.TrimSpace(name))
-	if name == "" || name == s.Config.DefaultDomain {
-		return s.Config.DefaultDomain, nil
-	}
-	d, err := s.Store.WorkspaceDomain(ctx, workspaceID, name)
-	if fault.Is(err, fault.NotFound) {
-		fe.Add(fault.Validation, "domain", "is not a domain of this workspace; add it with POST /domains first")
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	if !d.Verified {
-		fe.Add(fault.DomainNotVerified, "domain", "is not verified yet; verify it with POST /domains/:id/verify")
-		return "", nil
-	}
-	return d.Name, nil
-}
-
-// isShortDomain reports whether a URL host is one of this service's short
-// domains, so that a link to it would loop.
-func (s *Service) isShortDomain(ctx context.Context, host string) bool {
-	if link.SameHost(host, s.Config.DefaultDomain) {
-		return true
-	}
-	ok, err := s.Store.IsVerifiedDomain(ctx, host)
-	return err == nil && ok
 }
 
 func setText(dst **string, f patch.Field[string], max int, name string, fe *fault.FieldErrors) {

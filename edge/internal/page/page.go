@@ -60,6 +60,10 @@ var (
 		Form: true, Error: "That password is not right. Please try again."})
 )
 
+// GalleryNotFound is the page of /bio/{slug} for a gallery that does not
+// exist or is not published.
+var GalleryNotFound = render(data{Title: "Page not found", Text: "This page does not exist or is not published."})
+
 // Unavailable is the page of a lookup that failed (the store is unreachable).
 var Unavailable = render(data{Title: "Temporarily unavailable", Text: "This link cannot be opened right now. Please try again in a moment."})
 

@@ -1,0 +1,554 @@
+// Package galleries is the control plane's gallery (link-in-bio) service: it
+// validates galleries and their items, keeps them in the store, gives every
+// link item a short link so that its clicks are counted, and tells the edges
+// of every change.
+package galleries
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"shortlink.dev/controlplane/internal/links"
+	"shortlink.dev/controlplane/internal/shortdomain"
+	"shortlink.dev/shared/bus"
+	"shortlink.dev/shared/config"
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/gallery"
+	"shortlink.dev/shared/id"
+	"shortlink.dev/shared/link"
+	"shortlink.dev/shared/patch"
+	"shortlink.dev/shared/workspace"
+)
+
+// Input is the body of POST /galleries and PATCH /galleries/:id (spec §2.5,
+// CONTRACT §8). On create an absent or null field takes its default; on
+// update an absent field keeps its value and null clears it.
+type Input struct {
+	Slug        patch.Field[string]               `json:"slug"`
+	Domain      patch.Field[string]               `json:"domain"`
+	Title       patch.Field[string]               `json:"title"`
+	Bio         patch.Field[string]               `json:"bio"`
+	AvatarURL   patch.Field[string]               `json:"avatarUrl"`
+	Theme       patch.Field[string]               `json:"theme"`
+	CustomCSS   patch.Field[string]               `json:"customCss"`
+	SocialLinks patch.Field[[]gallery.SocialLink] `json:"socialLinks"`
+}
+
+// ItemInput is the body of POST /galleries/:id/items and PATCH …/items/:itemId.
+type ItemInput struct {
+	Type         patch.Field[string]            `json:"type"`
+	Title        patch.Field[string]            `json:"title"`
+	URL          patch.Field[string]            `json:"url"`
+	IconName     patch.Field[string]            `json:"iconName"`
+	ThumbnailURL patch.Field[string]            `json:"thumbnailUrl"`
+	EmbedType    patch.Field[string]            `json:"embedType"`
+	EmbedData    patch.Field[map[string]string] `json:"embedData"`
+}
+
+// Store is what the service needs of storage.
+type Store interface {
+	gallery.Store
+	shortdomain.Store
+	ResolveLink(ctx context.Context, domain, slug string) (*link.Link, error)
+}
+
+// Service manages galleries.
+type Service struct {
+	Store  Store
+	Config *config.Config
+	// Links makes, updates and archives the short links of link items.
+	Links *links.Service
+	// Changed, when set, is told of every stored change of a gallery's page
+	// (Kind gallery, with its domain and slug): the edges evict it.
+	Changed func(ctx context.Context, c bus.LinkChange)
+	// Now is the clock; tests may replace it.
+	Now func() time.Time
+}
+
+// New returns a gallery service.
+func New(st Store, cfg *config.Config, ls *links.Service) *Service {
+	return &Service{Store: st, Config: cfg, Links: ls, Now: time.Now}
+}
+
+// Create validates in and stores a new, unpublished gallery of the workspace.
+func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, in Input) (*gallery.Gallery, error) {
+	now := s.now()
+	g := &gallery.Gallery{
+		ID: id.New(id.Gallery), WorkspaceID: ws.ID, Domain: s.Config.DefaultDomain, Theme: gallery.ThemeDefault,
+		SocialLinks: []gallery.SocialLink{}, Items: []*gallery.Item{}, CreatedAt: now, UpdatedAt: now,
+	}
+	if err := s.apply(ctx, g, &in, true); err != nil {
+		return nil, err
+	}
+	if err := s.Store.CreateGallery(ctx, g); err != nil {
+		return nil, err
+	}
+	// Edges may cache the page's absence: tell them it exists now.
+	s.changed(ctx, g.Domain, g.Slug)
+	return g, nil
+}
+
+// Get returns the workspace's gallery with its items.
+func (s *Service) Get(ctx context.Context, ws *workspace.Workspace, galleryID string) (*gallery.Gallery, error) {
+	return s.Store.GetGallery(ctx, ws.ID, galleryID)
+}
+
+// List returns a page of the workspace's galleries and their total.
+func (s *Service) List(ctx context.Context, f gallery.Filter) ([]*gallery.Gallery, int, error) {
+	return s.Store.ListGalleries(ctx, f)
+}
+
+// Update applies in to the workspace's gallery.
+func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, galleryID string, in Input) (*gallery.Gallery, error) {
+	return s.edit(ctx, ws, galleryID, func(g *gallery.Gallery) error { return s.apply(ctx, g, &in, false) })
+}
+
+// Publish publishes or unpublishes the workspace's gallery.
+func (s *Service) Publish(ctx context.Context, ws *workspace.Workspace, galleryID string, published bool) (*gallery.Gallery, error) {
+	return s.edit(ctx, ws, galleryID, func(g *gallery.Gallery) error {
+		g.IsPublished = published
+		return nil
+	})
+}
+
+// edit reads the gallery, changes it with fn and stores it.
+func (s *Service) edit(ctx context.Context, ws *workspace.Workspace, galleryID string, fn func(*gallery.Gallery) error) (*gallery.Gallery, error) {
+	g, err := s.Store.GetGallery(ctx, ws.ID, galleryID)
+	if err != nil {
+		return nil, err
+	}
+	oldDomain, oldSlug := g.Domain, g.Slug
+	if err := fn(g); err != nil {
+		return nil, err
+	}
+	g.UpdatedAt = s.now()
+	if err := s.Store.UpdateGallery(ctx, g); err != nil {
+		return nil, err
+	}
+	s.changed(ctx, g.Domain, g.Slug)
+	if oldDomain != g.Domain || oldSlug != g.Slug {
+		s.changed(ctx, oldDomain, oldSlug)
+	}
+	return g, nil
+}
+
+// Delete removes the workspace's gallery and its items, and archives the
+// short links the gallery made for them.
+func (s *Service) Delete(ctx context.Context, ws *workspace.Workspace, galleryID string) error {
+	g, err := s.Store.GetGallery(ctx, ws.ID, galleryID)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.DeleteGallery(ctx, ws.ID, galleryID); err != nil {
+		return err
+	}
+	s.changed(ctx, g.Domain, g.Slug)
+	for _, it := range g.Items {
+		if err := s.releaseLink(ctx, ws, it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddItem validates in and appends it to the workspace's gallery. A link
+// item gets its short link: a new one on the gallery's domain, or the
+// workspace's link that its url already names.
+func (s *Service) AddItem(ctx context.Context, ws *workspace.Workspace, keyID, galleryID string, in ItemInput) (*gallery.Item, error) {
+	g, err := s.Store.GetGallery(ctx, ws.ID, galleryID)
+	if err != nil {
+		return nil, err
+	}
+	if len(g.Items) >= gallery.MaxItems {
+		return nil, fault.New(fault.Validation, "a gallery holds at most %d items", gallery.MaxItems)
+	}
+	now := s.now()
+	it := &gallery.Item{ID: id.New(id.Item), GalleryID: g.ID, CreatedAt: now, UpdatedAt: now}
+	if err := applyItem(it, &in, true); err != nil {
+		return nil, err
+	}
+	if err := s.bindLink(ctx, ws, keyID, g, it, nil); err != nil {
+		return nil, err
+	}
+	if err := s.Store.AddItem(ctx, ws.ID, it); err != nil {
+		return nil, err
+	}
+	s.changed(ctx, g.Domain, g.Slug)
+	return it, nil
+}
+
+// UpdateItem applies in to an item of the workspace's gallery.
+func (s *Service) UpdateItem(ctx context.Context, ws *workspace.Workspace, keyID, galleryID, itemID string, in ItemInput) (*gallery.Item, error) {
+	g, err := s.Store.GetGallery(ctx, ws.ID, galleryID)
+	if err != nil {
+		return nil, err
+	}
+	it := findItem(g, itemID)
+	if it == nil {
+		return nil, fault.NotFoundf("gallery item")
+	}
+	before := *it
+	if err := applyItem(it, &in, false); err != nil {
+		return nil, err
+	}
+	if err := s.bindLink(ctx, ws, keyID, g, it, &before); err != nil {
+		return nil, err
+	}
+	it.UpdatedAt = s.now()
+	if err := s.Store.UpdateItem(ctx, ws.ID, it); err != nil {
+		return nil, err
+	}
+	s.changed(ctx, g.Domain, g.Slug)
+	return it, nil
+}
+
+// DeleteItem removes an item of the workspace's gallery and archives the
+// short link the gallery made for it.
+func (s *Service) DeleteItem(ctx context.Context, ws *workspace.Workspace, galleryID, itemID string) error {
+	g, err := s.Store.GetGallery(ctx, ws.ID, galleryID)
+	if err != nil {
+		return err
+	}
+	it := findItem(g, itemID)
+	if it == nil {
+		return fault.NotFoundf("gallery item")
+	}
+	if err := s.Store.DeleteItem(ctx, ws.ID, galleryID, itemID); err != nil {
+		return err
+	}
+	s.changed(ctx, g.Domain, g.Slug)
+	return s.releaseLink(ctx, ws, it)
+}
+
+// Reorder puts the gallery's items in the order of ids, which must list
+// every item exactly once, and returns the gallery.
+func (s *Service) Reorder(ctx context.Context, ws *workspace.Workspace, galleryID string, ids []string) (*gallery.Gallery, error) {
+	if ids == nil {
+		return nil, fault.Field(fault.Validation, "itemIds", "is required")
+	}
+	if err := s.Store.ReorderItems(ctx, ws.ID, galleryID, ids); err != nil {
+		return nil, err
+	}
+	g, err := s.Store.GetGallery(ctx, ws.ID, galleryID)
+	if err != nil {
+		return nil, err
+	}
+	s.changed(ctx, g.Domain, g.Slug)
+	return g, nil
+}
+
+// Public returns the public view of the published gallery with the slug on
+// the domain, or NOT_FOUND.
+func (s *Service) Public(ctx context.Context, domain, slug string) (*gallery.Public, error) {
+	g, err := s.Store.ResolveGallery(ctx, strings.ToLower(domain), slug)
+	if err != nil {
+		return nil, err
+	}
+	if !g.IsPublished {
+		return nil, fault.NotFoundf("gallery")
+	}
+	return gallery.PublicView(g, s.PageURL(g), s.Config.ShortURL), nil
+}
+
+// PageURL returns the public address of the gallery's page.
+func (s *Service) PageURL(g *gallery.Gallery) string {
+	return gallery.PageURL(s.Config.ShortURLScheme, g.Domain, g.Slug)
+}
+
+func (s *Service) changed(ctx context.Context, domain, slug string) {
+	if s.Changed != nil {
+		s.Changed(ctx, bus.LinkChange{Kind: bus.KindGallery, Domain: domain, Slug: slug})
+	}
+}
+
+func (s *Service) now() time.Time {
+	return s.Now().UTC().Truncate(time.Microsecond)
+}
+
+func findItem(g *gallery.Gallery, itemID string) *gallery.Item {
+	for _, it := range g.Items {
+		if it.ID == itemID {
+			return it
+		}
+	}
+	return nil
+}
+
+// bindLink gives a link item the short link its clicks go through, and
+// lets go of the one it had when it stops needing it. before is the item
+// as it was (nil for a new item).
+func (s *Service) bindLink(ctx context.Context, ws *workspace.Workspace, keyID string, g *gallery.Gallery, it, before *gallery.Item) error {
+	urlChanged := before == nil || before.Type != it.Type || !samePtr(before.URL, it.URL)
+	if it.Type != gallery.ItemLink {
+		if before != nil {
+			if err := s.releaseLink(ctx, ws, before); err != nil {
+				return err
+			}
+		}
+		it.LinkID, it.OwnsLink, it.LinkDomain, it.LinkSlug = nil, false, "", ""
+		return nil
+	}
+	if !urlChanged {
+		return nil
+	}
+	target := *it.URL
+	rules := shortdomain.Rules{Store: s.Store, Config: s.Config}
+	if u, err := url.Parse(target); err == nil && rules.IsShort(ctx, link.HostOf(u)) {
+		// A short link of ours already: the item uses it as it is.
+		l, err := s.Store.ResolveLink(ctx, rules.Name(link.HostOf(u)), strings.Trim(u.Path, "/"))
+		if fault.Is(err, fault.NotFound) || (err == nil && l.WorkspaceID != ws.ID) {
+			return fault.Field(fault.Validation, "url", "is a short URL of this service but no link of this workspace")
+		}
+		if err != nil {
+			return err
+		}
+		if before != nil {
+			if err := s.releaseLink(ctx, ws, before); err != nil {
+				return err
+			}
+		}
+		it.LinkID, it.OwnsLink, it.LinkDomain, it.LinkSlug = &l.ID, false, l.Domain, l.Slug
+		return nil
+	}
+	if before != nil && before.OwnsLink && before.LinkID != nil {
+		// The item's own link follows its url: its clicks stay in one place.
+		l, err := s.Links.Update(ctx, ws, *before.LinkID, links.Input{DestinationURL: patch.Value(target),
+			IsArchived: patch.Value(false)})
+		if err == nil {
+			it.LinkID, it.OwnsLink, it.LinkDomain, it.LinkSlug = &l.ID, true, l.Domain, l.Slug
+			return nil
+		}
+		if !fault.Is(err, fault.NotFound) {
+			return itemURLError(err)
+		}
+	}
+	in := links.Input{
+		DestinationURL: patch.Value(target),
+		Domain:         patch.Value(g.Domain),
+		Title:          patch.Value(truncate(derefOr(it.Title, "Gallery link"), link.MaxTitleLen)),
+		Description:    patch.Value("Link item of gallery " + g.ID + " (/bio/" + g.Slug + ")"),
+		Tags:           patch.Value([]string{"bio"}),
+	}
+	l, err := s.Links.Create(ctx, ws, keyID, in)
+	if err != nil {
+		return itemURLError(err)
+	}
+	it.LinkID, it.OwnsLink, it.LinkDomain, it.LinkSlug = &l.ID, true, l.Domain, l.Slug
+	return nil
+}
+
+// itemURLError reports a link-creation error on the item's url field: the
+// link's destinationUrl is the item's url.
+func itemURLError(err error) error {
+	e, ok := fault.As(err)
+	if !ok {
+		return err
+	}
+	if why, ok := e.Fields["destinationUrl"]; ok {
+		return fault.Field(e.Code, "url", why)
+	}
+	return err
+}
+
+// releaseLink archives the short link the gallery made for an item.
+func (s *Service) releaseLink(ctx context.Context, ws *workspace.Workspace, it *gallery.Item) error {
+	if !it.OwnsLink || it.LinkID == nil {
+		return nil
+	}
+	if _, err := s.Links.Archive(ctx, ws, *it.LinkID); err != nil && !fault.Is(err, fault.NotFound) {
+		return fmt.Errorf("archive the link of gallery item %s: %w", it.ID, err)
+	}
+	return nil
+}
+
+// apply validates every field present in in and sets it on g.
+func (s *Service) apply(ctx context.Context, g *gallery.Gallery, in *Input, creating bool) error {
+	var fe fault.FieldErrors
+	if in.Domain.Set {
+		if in.Domain.Null {
+			g.Domain = s.Config.DefaultDomain
+		} else if d, err := (shortdomain.Rules{Store: s.Store, Config: s.Config}).Resolve(ctx, g.WorkspaceID, in.Domain.V, &fe); err != nil {
+			return err
+		} else if d != "" {
+			g.Domain = d
+		}
+	}
+	switch {
+	case in.Slug.HasValue():
+		if !gallery.ValidSlug(in.Slug.V) {
+			fe.Add(fault.Validation, "slug", "must be 1 to 64 characters of a-z, 0-9, - and _")
+		}
+		g.Slug = in.Slug.V
+	case in.Slug.Null || creating:
+		fe.Add(fault.Validation, "slug", "is required")
+	}
+	setText(&g.Title, in.Title, gallery.MaxTitleLen, "title", &fe)
+	setText(&g.Bio, in.Bio, gallery.MaxBioLen, "bio", &fe)
+	setText(&g.CustomCSS, in.CustomCSS, gallery.MaxCustomCSSLen, "customCss", &fe)
+	setURL(&g.AvatarURL, in.AvatarURL, "avatarUrl", &fe)
+	if in.Theme.Set {
+		switch {
+		case in.Theme.Null:
+			g.Theme = gallery.ThemeDefault
+		case gallery.ValidTheme(gallery.Theme(in.Theme.V)):
+			g.Theme = gallery.Theme(in.Theme.V)
+		default:
+			fe.Add(fault.Validation, "theme", "must be default, minimal, gradient, dark, neon or custom")
+		}
+	}
+	if in.SocialLinks.Set {
+		g.SocialLinks = checkSocial(in.SocialLinks.V, &fe)
+	}
+	return fe.Err()
+}
+
+func checkSocial(list []gallery.SocialLink, fe *fault.FieldErrors) []gallery.SocialLink {
+	if len(list) > gallery.MaxSocialLinks {
+		fe.Add(fault.Validation, "socialLinks", fmt.Sprintf("must have at most %d entries", gallery.MaxSocialLinks))
+		return nil
+	}
+	out := make([]gallery.SocialLink, 0, len(list))
+	for i, sl := range list {
+		p := strings.ToLower(strings.TrimSpace(sl.Platform))
+		if !gallery.ValidPlatform(p) {
+			fe.Add(fault.Validation, "socialLinks", fmt.Sprintf("entry %d: platform must be 1 to 32 characters of a-z, 0-9, . and - (like instagram or github)", i))
+			return nil
+		}
+		if why := link.CheckTargetURL(sl.URL); why != "" {
+			fe.Add(fault.Validation, "socialLinks", fmt.Sprintf("entry %d: url %s", i, why))
+			return nil
+		}
+		out = append(out, gallery.SocialLink{Platform: p, URL: sl.URL})
+	}
+	return out
+}
+
+// applyItem validates every field present in in, sets it on it, and checks
+// that the item has what its type requires.
+func applyItem(it *gallery.Item, in *ItemInput, creating bool) error {
+	var fe fault.FieldErrors
+	switch {
+	case in.Type.HasValue():
+		if !gallery.ValidItemType(gallery.ItemType(in.Type.V)) {
+			fe.Add(fault.Validation, "type", "must be link, header, divider, embed or image")
+			return fe.Err()
+		}
+		it.Type = gallery.ItemType(in.Type.V)
+	case in.Type.Null || creating:
+		fe.Add(fault.Validation, "type", "is required")
+		return fe.Err()
+	}
+	setText(&it.Title, in.Title, gallery.MaxItemTitleLen, "title", &fe)
+	setURL(&it.URL, in.URL, "url", &fe)
+	setURL(&it.ThumbnailURL, in.ThumbnailURL, "thumbnailUrl", &fe)
+	if in.IconName.Set {
+		if in.IconName.Null {
+			it.IconName = nil
+		} else if !gallery.ValidIconName(in.IconName.V) {
+			fe.Add(fault.Validation, "iconName", "must be 1 to 64 characters of a-z, 0-9 and -")
+		} else {
+			v := in.IconName.V
+			it.IconName = &v
+		}
+	}
+	if in.EmbedType.Set {
+		it.EmbedType = in.EmbedType.Ptr()
+	}
+	if in.EmbedData.Set {
+		it.EmbedData = in.EmbedData.V
+	}
+	if err := fe.Err(); err != nil {
+		return err
+	}
+
+	need := func(p *string, field string) {
+		if p == nil || strings.TrimSpace(*p) == "" {
+			fe.Add(fault.Validation, field, "is required for a "+string(it.Type)+" item")
+		}
+	}
+	switch it.Type {
+	case gallery.ItemLink:
+		need(it.Title, "title")
+		need(it.URL, "url")
+	case gallery.ItemHeader:
+		need(it.Title, "title")
+	case gallery.ItemImage:
+		need(it.ThumbnailURL, "thumbnailUrl")
+	case gallery.ItemEmbed:
+		need(it.EmbedType, "embedType")
+		if it.EmbedType != nil {
+			if _, ok := gallery.EmbedKeys[gallery.EmbedType(*it.EmbedType)]; !ok {
+				fe.Add(fault.Validation, "embedType", "must be youtube, vimeo, spotify or soundcloud")
+			} else if len(it.EmbedData) == 0 {
+				fe.Add(fault.Validation, "embedData", "is required for an embed item")
+			} else if _, why := gallery.EmbedSrc(*it.EmbedType, it.EmbedData); why != "" {
+				fe.Add(fault.Validation, "embedData", why)
+			}
+		}
+	}
+	if it.Type != gallery.ItemEmbed {
+		if it.EmbedType != nil || len(it.EmbedData) > 0 {
+			if in.Type.Set && !creating {
+				// The type changed away from embed: its embed fields go.
+				it.EmbedType, it.EmbedData = nil, nil
+			} else {
+				fe.Add(fault.Validation, "embedType", "is only for embed items")
+			}
+		}
+	}
+	return fe.Err()
+}
+
+func setText(dst **string, f patch.Field[string], max int, name string, fe *fault.FieldErrors) {
+	if !f.Set {
+		return
+	}
+	if f.Null {
+		*dst = nil
+		return
+	}
+	if !utf8.ValidString(f.V) || utf8.RuneCountInString(f.V) > max {
+		fe.Add(fault.Validation, name, fmt.Sprintf("must be text of at most %d characters", max))
+		return
+	}
+	v := f.V
+	*dst = &v
+}
+
+func setURL(dst **string, f patch.Field[string], name string, fe *fault.FieldErrors) {
+	if !f.Set {
+		return
+	}
+	if f.Null {
+		*dst = nil
+		return
+	}
+	if why := link.CheckTargetURL(f.V); why != "" {
+		fe.Add(fault.Validation, name, why)
+		return
+	}
+	v := f.V
+	*dst = &v
+}
+
+func samePtr(a, b *string) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+func derefOr(p *string, def string) string {
+	if p == nil || *p == "" {
+		return def
+	}
+	return *p
+}
+
+func truncate(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	return string([]rune(s)[:max])
+}

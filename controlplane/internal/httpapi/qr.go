@@ -1,0 +1,174 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"shortlink.dev/controlplane/internal/qrcodes"
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/qrcode"
+)
+
+// qrJSON is a saved QR code (spec §2.4, CONTRACT §7).
+type qrJSON struct {
+	ID              string  `json:"id"`
+	Name            string  `json:"name"`
+	URL             string  `json:"url"`
+	LinkID          *string `json:"linkId"`
+	Size            int     `json:"size"`
+	ForegroundColor string  `json:"foregroundColor"`
+	BackgroundColor string  `json:"backgroundColor"`
+	CornerRadius    int     `json:"cornerRadius"`
+	ErrorCorrection string  `json:"errorCorrection"`
+	ScanCount       int64   `json:"scanCount"`
+	CreatedAt       apiTime `json:"createdAt"`
+	UpdatedAt       apiTime `json:"updatedAt"`
+}
+
+func (a *API) qrJSON(c *qrcode.Code) qrJSON {
+	return qrJSON{
+		ID: c.ID, Name: c.Name, URL: a.qr.URL(c), LinkID: c.LinkID, Size: c.Size,
+		ForegroundColor: c.ForegroundColor, BackgroundColor: c.BackgroundColor, CornerRadius: c.CornerRadius,
+		ErrorCorrection: c.ErrorCorrection, ScanCount: c.ScanCount, CreatedAt: apiTime(c.CreatedAt), UpdatedAt: apiTime(c.UpdatedAt),
+	}
+}
+
+// generatedPNG is the answer of POST /qr/generate with format png: the
+// spec's envelope data plus dataUrl (CONTRACT §7).
+type generatedPNG struct {
+	SVG     string `json:"svg"`
+	Format  string `json:"format"`
+	Size    int    `json:"size"`
+	URL     string `json:"url"`
+	DataURL string `json:"dataUrl"`
+}
+
+// generateQR answers POST /qr/generate, public: the raw SVG by default, the
+// envelope with the PNG as a data URL for format png.
+func (a *API) generateQR(w http.ResponseWriter, r *http.Request) {
+	var in qrcodes.GenerateInput
+	if err := decodeJSON(r, &in); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	img, err := a.qr.Generate(in)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	if img.Format == qrcodes.FormatSVG {
+		writeImage(w, img, "")
+		return
+	}
+	writeData(w, http.StatusOK, generatedPNG{
+		SVG: string(img.SVG), Format: img.Format, Size: img.Options.Size, URL: img.Options.URL,
+		DataURL: "data:image/png;base64," + base64.StdEncoding.EncodeToString(img.PNG),
+	})
+}
+
+// writeImage writes the image's bytes in its format, as an attachment named
+// filename when one is given.
+func writeImage(w http.ResponseWriter, img *qrcodes.Image, filename string) {
+	body, ctype := img.SVG, "image/svg+xml"
+	if img.Format == qrcodes.FormatPNG {
+		body, ctype = img.PNG, "image/png"
+	}
+	h := w.Header()
+	h.Set("Content-Type", ctype)
+	h.Set("X-Content-Type-Options", "nosniff")
+	// An SVG opened on its own is a document: it may run nothing.
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	if filename != "" {
+		h.Set("Content-Disposition", `attachment; filename="`+filename+"."+img.Format+`"`)
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+func (a *API) createQR(w http.ResponseWriter, r *http.Request) {
+	var in qrcodes.Input
+	if err := decodeJSON(r, &in); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	c, err := a.qr.Create(r.Context(), principalOf(r.Context()).Workspace, in)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusCreated, a.qrJSON(c))
+}
+
+func (a *API) listQR(w http.ResponseWriter, r *http.Request) {
+	var fe fault.FieldErrors
+	p := parsePage(r, &fe)
+	if err := fe.Err(); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	list, total, err := a.qr.List(r.Context(), qrcode.Filter{
+		WorkspaceID: principalOf(r.Context()).Workspace.ID, Offset: p.offset(), Limit: p.PerPage,
+	})
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	out := make([]qrJSON, len(list))
+	for i, c := range list {
+		out[i] = a.qrJSON(c)
+	}
+	writeList(w, out, p, total)
+}
+
+func (a *API) getQR(w http.ResponseWriter, r *http.Request) {
+	c, err := a.qr.Get(r.Context(), principalOf(r.Context()).Workspace, chi.URLParam(r, "id"))
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, a.qrJSON(c))
+}
+
+func (a *API) updateQR(w http.ResponseWriter, r *http.Request) {
+	var in qrcodes.Input
+	if err := decodeJSON(r, &in); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	c, err := a.qr.Update(r.Context(), principalOf(r.Context()).Workspace, chi.URLParam(r, "id"), in)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, a.qrJSON(c))
+}
+
+func (a *API) deleteQR(w http.ResponseWriter, r *http.Request) {
+	if err := a.qr.Delete(r.Context(), principalOf(r.Context()).Workspace, chi.URLParam(r, "id")); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// downloadQR answers GET /qr/:id/download?format=svg|png with the image as
+// an attachment.
+func (a *API) downloadQR(w http.ResponseWriter, r *http.Request) {
+	format := r.URL.Query().Get("format")
+	if format == "" {
+		format = qrcodes.FormatSVG
+	}
+	c, err := a.qr.Get(r.Context(), principalOf(r.Context()).Workspace, chi.URLParam(r, "id"))
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	img, err := a.qr.Render(c, format)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeImage(w, img, c.ID)
+}

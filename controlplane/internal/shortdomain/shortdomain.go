@@ -1,0 +1,69 @@
+// Package shortdomain answers, for every resource that lives on a short
+// domain (links, galleries), which domain a request may use and whether a URL
+// points back at one of the service's own short domains.
+package shortdomain
+
+import (
+	"context"
+	"strings"
+
+	"shortlink.dev/shared/config"
+	"shortlink.dev/shared/domain"
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/link"
+)
+
+// Store is what the rules read.
+type Store interface {
+	WorkspaceDomain(ctx context.Context, workspaceID, name string) (*domain.Domain, error)
+	IsVerifiedDomain(ctx context.Context, name string) (bool, error)
+}
+
+// Rules decide the short domains of a workspace.
+type Rules struct {
+	Store  Store
+	Config *config.Config
+}
+
+// Resolve returns the stored name of the domain a resource asks for: the
+// default domain (for "" too), or a verified custom domain of the workspace.
+// An unknown or unverified domain is added to fe on field "domain" and ""
+// is returned.
+func (r Rules) Resolve(ctx context.Context, workspaceID, name string, fe *fault.FieldErrors) (string, error) {
+	name = strings.ToLower(strings.TrimSpace(name))
+	if name == "" || name == r.Config.DefaultDomain {
+		return r.Config.DefaultDomain, nil
+	}
+	d, err := r.Store.WorkspaceDomain(ctx, workspaceID, name)
+	if fault.Is(err, fault.NotFound) {
+		fe.Add(fault.Validation, "domain", "is not a domain of this workspace; add it with POST /domains first")
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if !d.Verified {
+		fe.Add(fault.DomainNotVerified, "domain", "is not verified yet; verify it with POST /domains/:id/verify")
+		return "", nil
+	}
+	return d.Name, nil
+}
+
+// IsShort reports whether a URL host (as link.HostOf gives it) is one of the
+// service's short domains: the default domain or any verified custom domain.
+func (r Rules) IsShort(ctx context.Context, host string) bool {
+	if link.SameHost(host, r.Config.DefaultDomain) {
+		return true
+	}
+	ok, err := r.Store.IsVerifiedDomain(ctx, host)
+	return err == nil && ok
+}
+
+// Name returns the domain name (as links store it) of a short-domain URL
+// host: the default domain for its host on any port, else the host itself.
+func (r Rules) Name(host string) string {
+	if link.SameHost(host, r.Config.DefaultDomain) {
+		return r.Config.DefaultDomain
+	}
+	return host
+}
