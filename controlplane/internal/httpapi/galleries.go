@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/go-chi/chi/v5"
 
@@ -198,7 +199,13 @@ func (a *API) reorderGalleryItems(w http.ResponseWriter, r *http.Request) {
 // publicGallery answers GET /public/galleries/:domain/:slug without a key:
 // the published gallery without its private fields.
 func (a *API) publicGallery(w http.ResponseWriter, r *http.Request) {
-	p, err := a.galleries.Public(r.Context(), chi.URLParam(r, "domain"), chi.URLParam(r, "slug"))
+	// The default domain has a port: a client may escape its ":".
+	domain, err := url.PathUnescape(chi.URLParam(r, "domain"))
+	if err != nil {
+		a.writeError(w, r, fault.Field(fault.Validation, "domain", "is not a valid path segment"))
+		return
+	}
+	p, err := a.galleries.Public(r.Context(), domain, chi.URLParam(r, "slug"))
 	if err != nil {
 		a.writeError(w, r, err)
 		return

@@ -1,0 +1,90 @@
+package gallery
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestEmbedSrc(t *testing.T) {
+	ok := []struct {
+		typ  string
+		data map[string]string
+		want string
+	}{
+		{"youtube", map[string]string{"videoId": "dQw4w9WgXcQ"}, "https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ"},
+		{"vimeo", map[string]string{"videoId": "76979871"}, "https://player.vimeo.com/video/76979871"},
+		{"spotify", map[string]string{"uri": "spotify:track:4uLU6hMCjMI75M1A2tKUQC"}, "https://open.spotify.com/embed/track/4uLU6hMCjMI75M1A2tKUQC"},
+		{"spotify", map[string]string{"uri": "https://open.spotify.com/intl-de/album/1DFixLWuPkv3KT3TnV35m3?si=abc"}, "https://open.spotify.com/embed/album/1DFixLWuPkv3KT3TnV35m3"},
+		{"soundcloud", map[string]string{"url": "https://soundcloud.com/forss/flickermood"},
+			"https://w.soundcloud.com/player/?url=https%3A%2F%2Fsoundcloud.com%2Fforss%2Fflickermood"},
+	}
+	for _, c := range ok {
+		t.Run("OK_"+c.typ, func(t *testing.T) {
+			got, why := EmbedSrc(c.typ, c.data)
+			if why != "" || got != c.want {
+				t.Fatalf("EmbedSrc(%s, %v) = %q, %q; want %q", c.typ, c.data, got, why, c.want)
+			}
+		})
+	}
+	bad := []struct {
+		name, typ string
+		data      map[string]string
+	}{
+		{"UnknownType", "tiktok", map[string]string{"videoId": "x"}},
+		{"Missing", "youtube", map[string]string{}},
+		{"ExtraKey", "youtube", map[string]string{"videoId": "dQw4w9WgXcQ", "autoplay": "1"}},
+		{"YouTubeInjection", "youtube", map[string]string{"videoId": `dQw4w9WgX"><`}},
+		{"YouTubePath", "youtube", map[string]string{"videoId": "../../evil"}},
+		{"VimeoLetters", "vimeo", map[string]string{"videoId": "12a"}},
+		{"SpotifyWrongHost", "spotify", map[string]string{"uri": "https://evil.example/track/4uLU6hMCjMI75M1A2tKUQC"}},
+		{"SpotifyShortID", "spotify", map[string]string{"uri": "spotify:track:123"}},
+		{"SoundCloudHTTP", "soundcloud", map[string]string{"url": "http://soundcloud.com/a/b"}},
+		{"SoundCloudOtherHost", "soundcloud", map[string]string{"url": "https://soundcloud.com.evil.example/a"}},
+		{"SoundCloudCredentials", "soundcloud", map[string]string{"url": "https://x@soundcloud.com/a"}},
+		{"SoundCloudNoPath", "soundcloud", map[string]string{"url": "https://soundcloud.com/"}},
+	}
+	for _, c := range bad {
+		t.Run("Err"+c.name, func(t *testing.T) {
+			if got, why := EmbedSrc(c.typ, c.data); why == "" {
+				t.Fatalf("EmbedSrc(%s, %v) = %q, want an error", c.typ, c.data, got)
+			}
+		})
+	}
+}
+
+// FuzzEmbedSrc checks that whatever the item holds, a source EmbedSrc
+// accepts is on one of EmbedHosts and can sit in an attribute as it is.
+func FuzzEmbedSrc(f *testing.F) {
+	for _, s := range []string{"dQw4w9WgXcQ", "76979871", "spotify:track:4uLU6hMCjMI75M1A2tKUQC", "https://soundcloud.com/a/b c?x=<y>"} {
+		f.Add("youtube", "videoId", s)
+		f.Add("soundcloud", "url", s)
+		f.Add("spotify", "uri", s)
+	}
+	f.Fuzz(func(t *testing.T, typ, key, value string) {
+		src, why := EmbedSrc(typ, map[string]string{key: value})
+		if why != "" {
+			return
+		}
+		onHost := false
+		for _, h := range EmbedHosts {
+			onHost = onHost || strings.HasPrefix(src, h+"/")
+		}
+		if !onHost {
+			t.Fatalf("EmbedSrc(%q, %q=%q) = %q: not on an embed host", typ, key, value, src)
+		}
+		if strings.ContainsAny(src, "\"'<> \\\t\n") {
+			t.Fatalf("EmbedSrc(%q, %q=%q) = %q: holds characters that need escaping", typ, key, value, src)
+		}
+	})
+}
+
+func TestValidSlug(t *testing.T) {
+	for s, want := range map[string]bool{
+		"ada": true, "a-b_c9": true, strings.Repeat("a", 64): true,
+		"": false, "Ada": false, "a b": false, strings.Repeat("a", 65): false, "é": false, "a/b": false,
+	} {
+		if got := ValidSlug(s); got != want {
+			t.Errorf("ValidSlug(%q) = %t, want %t", s, got, want)
+		}
+	}
+}
