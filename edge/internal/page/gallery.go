@@ -2,6 +2,7 @@ package page
 
 import (
 	"bytes"
+	"cmp"
 	"html/template"
 	"net/url"
 	"strings"
@@ -127,7 +128,7 @@ type galleryItem struct {
 // and images with an address other than http(s) (https for images) are left
 // out. Serve it with GalleryCSP.
 func Gallery(p *gallery.Public) []byte {
-	title := str(p.Title)
+	title := strings.TrimSpace(str(p.Title))
 	d := galleryPage{
 		PageTitle: title, Heading: title,
 		Description: describe(str(p.Bio)),
@@ -213,16 +214,16 @@ func renderItem(it gallery.PublicItem) (galleryItem, bool) {
 		gi.EmbedSrc = src
 		switch gallery.EmbedType(str(it.EmbedType)) {
 		case gallery.EmbedYouTube:
-			gi.EmbedClass, gi.Title = "embed-video", or(gi.Title, "YouTube video")
+			gi.EmbedClass, gi.Title = "embed-video", cmp.Or(gi.Title, "YouTube video")
 		case gallery.EmbedVimeo:
-			gi.EmbedClass, gi.Title = "embed-video", or(gi.Title, "Vimeo video")
+			gi.EmbedClass, gi.Title = "embed-video", cmp.Or(gi.Title, "Vimeo video")
 		case gallery.EmbedSpotify:
-			gi.EmbedClass, gi.Title = "embed-spotify", or(gi.Title, "Spotify player")
+			gi.EmbedClass, gi.Title = "embed-spotify", cmp.Or(gi.Title, "Spotify player")
 			if strings.HasPrefix(src, "https://open.spotify.com/embed/track/") {
 				gi.EmbedClass = "embed-spotify-track"
 			}
 		default:
-			gi.EmbedClass, gi.Title = "embed-soundcloud", or(gi.Title, "SoundCloud player")
+			gi.EmbedClass, gi.Title = "embed-soundcloud", cmp.Or(gi.Title, "SoundCloud player")
 		}
 	default:
 		return gi, false
@@ -286,13 +287,6 @@ func str(p *string) string {
 	return *p
 }
 
-func or(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
-}
-
 // A theme is a look of the page: CSS added after baseCSS, the
 // color-scheme it is made for and the browser's colour for its chrome.
 type theme struct {
@@ -302,7 +296,9 @@ type theme struct {
 const sansFont = `system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif`
 
 // baseCSS lays out every theme: a centred column, mobile first. Themes set
-// its custom properties and add their own rules.
+// its custom properties and add their own rules. An image that fails to load
+// (its host is down) shows a placeholder instead of the browser's broken
+// image: an img's ::before is drawn only then.
 const baseCSS = `*,*::before,*::after{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%;text-size-adjust:100%}
 body{margin:0;min-height:100vh;background:var(--bg);color:var(--fg);font:16px/1.55 var(--font);-webkit-font-smoothing:antialiased}
@@ -321,13 +317,13 @@ h1{margin:0;font-size:1.625rem;font-weight:750;line-height:1.2;letter-spacing:-.
 .item-link:hover{transform:translateY(-2px);background:var(--card-hover-bg);box-shadow:var(--card-hover-shadow)}
 .item-link:active{transform:none}
 .thumb{grid-column:1;display:block;width:2.75rem;height:2.75rem;border-radius:calc(var(--radius) - .375rem);object-fit:cover;background:var(--thumb-bg);font-size:0}
-.thumb-icon{display:flex;align-items:center;justify-content:center;background:none}
+.thumb-icon{display:flex;align-items:center;justify-content:center;background:none;color:var(--icon)}
 .thumb-icon svg{width:1.5rem;height:1.5rem}
 .label{grid-column:2;padding:.25rem 0;overflow-wrap:anywhere}
 h2{margin:1rem 0 -.25rem;color:var(--muted);font-size:.8125rem;font-weight:700;letter-spacing:.08em;text-align:center;text-transform:uppercase;overflow-wrap:anywhere}
 hr{width:40%;margin:.5rem auto;border:0;border-top:1px solid var(--rule)}
 .item-image{display:block;overflow:hidden;border-radius:var(--radius);background:var(--thumb-bg);box-shadow:var(--card-shadow)}
-.item-image img{display:block;width:100%;height:auto;aspect-ratio:auto 16/9;object-fit:cover;font-size:.875rem;color:var(--muted)}
+.item-image img{display:block;width:100%;height:auto;aspect-ratio:auto 16/9;object-fit:cover;font-size:.875rem;color:var(--ph-fg,var(--muted))}
 a.item-image{transition:transform .15s ease}
 a.item-image:hover{transform:translateY(-2px)}
 .item-embed iframe{display:block;width:100%;border:0;border-radius:var(--radius);background:var(--thumb-bg)}
@@ -335,9 +331,10 @@ a.item-image:hover{transform:translateY(-2px)}
 .embed-spotify iframe{height:352px}
 .embed-spotify-track iframe{height:152px}
 .embed-soundcloud iframe{height:166px}
-.avatar,.thumb,.item-image img{position:relative}
-.avatar::before,.thumb::before,.item-image img::before{content:"";position:absolute;inset:0;background:var(--thumb-bg)}
-.avatar::before{content:attr(data-initial);display:flex;align-items:center;justify-content:center;background:var(--avatar-bg);font-size:2.5rem;font-weight:700;line-height:1}
+img.avatar,img.thumb,.item-image img{position:relative}
+img.avatar{color:transparent}
+img.avatar::before,img.thumb::before,.item-image img::before{content:"";position:absolute;inset:0;background:var(--thumb-bg)}
+img.avatar::before{content:attr(data-initial);display:flex;align-items:center;justify-content:center;background:var(--avatar-bg);color:var(--avatar-fg);font-size:2.5rem;font-weight:700;line-height:1}
 .item-image img::after{content:attr(alt);position:absolute;top:50%;left:0;right:0;padding:0 1rem;transform:translateY(-50%);text-align:center}
 a:focus-visible{outline:3px solid var(--focus);outline-offset:3px}
 footer{margin-top:auto;padding-top:3rem;color:var(--muted);font-size:.8125rem;text-align:center}
@@ -370,9 +367,10 @@ h1{font-size:2rem;font-weight:400;letter-spacing:0}
 .social svg{width:1.25rem;height:1.25rem}
 .social a:hover{transform:none}
 .items{gap:.375rem}
-.item-link{grid-template-columns:2.25rem 1fr 2.25rem;min-height:2.75rem;padding:.25rem 0;font-size:1.125rem;font-weight:400;text-decoration:underline;text-decoration-thickness:1px;text-underline-offset:.28em}
+.item-link{grid-template-columns:1fr;min-height:2.75rem;padding:.25rem 0;font-size:1.125rem;font-weight:400;text-decoration:underline;text-decoration-thickness:1px;text-underline-offset:.28em}
 .item-link:hover{transform:none;text-decoration-thickness:2px}
-.thumb{width:2.25rem;height:2.25rem;border-radius:50%}
+.thumb{display:none}
+.label{grid-column:1}
 h2{margin:2rem 0 .25rem;color:var(--fg);font-size:.75rem;font-family:` + sansFont + `;letter-spacing:.16em}
 hr{width:2.5rem;margin:1.25rem auto}
 .item-image{margin:.75rem 0;box-shadow:none}
@@ -384,12 +382,12 @@ footer{font-style:italic}
 --icon:#fff;--icon-hover:#fff;--icon-hover-bg:rgba(255,255,255,.2);
 --card-bg:rgba(255,255,255,.9);--card-fg:#1e1433;--card-border:1px solid rgba(255,255,255,.7);--card-shadow:0 4px 14px rgba(30,10,60,.18);
 --card-hover-bg:#fff;--card-hover-shadow:0 10px 28px rgba(30,10,60,.3);
---radius:1.25rem;--thumb-bg:rgba(255,255,255,.35);--avatar-bg:rgba(255,255,255,.25);--avatar-fg:#fff;--avatar-ring:0 0 0 4px rgba(255,255,255,.6),0 8px 24px rgba(30,10,60,.3);
+--radius:1.25rem;--thumb-bg:#ebe4f6;--ph-fg:#4c1d95;--avatar-bg:#7c3aed;--avatar-fg:#fff;--avatar-ring:0 0 0 4px rgba(255,255,255,.6),0 8px 24px rgba(30,10,60,.3);
 --rule:rgba(255,255,255,.6);--focus:#fff}
 body{background:#6d28d9 linear-gradient(160deg,#312e81 0%,#6d28d9 32%,#be185d 68%,#c2410c 100%) fixed}
 h1,.bio,h2,footer{text-shadow:0 1px 2px rgba(20,5,40,.35)}
-.bio{opacity:.95}
 .item-link{-webkit-backdrop-filter:blur(8px);backdrop-filter:blur(8px)}
+.thumb-icon{color:#6d28d9}
 a:focus-visible{box-shadow:0 0 0 6px #1e1433}
 `, "light", "#4c1d95"},
 	gallery.ThemeDark: {`:root{--font:` + sansFont + `;--bg:#0f1115;--fg:#e8eaed;--muted:#a3abb7;

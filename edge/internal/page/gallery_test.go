@@ -52,7 +52,11 @@ func renderGallery(t *testing.T, p *gallery.Public) string {
 
 func TestGalleryThemes(t *testing.T) {
 	for _, th := range append(gallery.Themes, "", "no-such-theme") {
-		t.Run(string(th)+"_", func(t *testing.T) {
+		name := string(th)
+		if name == "" {
+			name = "Unset"
+		}
+		t.Run(name, func(t *testing.T) {
 			out := renderGallery(t, sampleGallery(th))
 			want, ok := themes[th]
 			if !ok {
@@ -364,8 +368,8 @@ func TestGalleryCSP(t *testing.T) {
 	}
 }
 
-// TestGalleryPreview writes the sample gallery in every theme, and one bare
-// gallery, to $GALLERY_PREVIEW_DIR to look at in a browser.
+// TestGalleryPreview writes the sample gallery in every theme, a bare one
+// and one with every icon to $GALLERY_PREVIEW_DIR, to look at in a browser.
 func TestGalleryPreview(t *testing.T) {
 	dir := os.Getenv("GALLERY_PREVIEW_DIR")
 	if dir == "" {
@@ -380,6 +384,15 @@ func TestGalleryPreview(t *testing.T) {
 		{Type: gallery.ItemLink, Title: sp("My newsletter"), URL: sp("https://sho.rt/n")},
 	}}
 	if err := os.WriteFile(filepath.Join(dir, "bare.html"), Gallery(bare), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	all := &gallery.Public{Slug: "icons", Title: sp("Every icon"), Theme: gallery.ThemeDefault}
+	for _, name := range []string{"instagram", "x", "tiktok", "youtube", "facebook", "linkedin", "github", "twitch",
+		"discord", "threads", "mastodon", "bluesky", "pinterest", "snapchat", "spotify", "soundcloud", "whatsapp",
+		"telegram", "reddit", "email", "website", "other"} {
+		all.SocialLinks = append(all.SocialLinks, gallery.SocialLink{Platform: name, URL: "https://example.com/" + name})
+	}
+	if err := os.WriteFile(filepath.Join(dir, "icons.html"), Gallery(all), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
