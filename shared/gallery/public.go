@@ -3,7 +3,7 @@ package gallery
 // Public is a published gallery as anyone may see it: the JSON of
 // GET /public/galleries/:domain/:slug and what the edge renders at
 // /bio/{slug}. It holds no ids, workspace, publication state or times
-// (CONTRACT §8).
+// (CONTRACT §8), and its customCss is sanitised (SanitizeCSS).
 type Public struct {
 	Slug        string       `json:"slug"`
 	Domain      string       `json:"domain"`
@@ -35,6 +35,12 @@ func PublicView(g *Gallery, pageURL string, shortURL func(domain, slug string) s
 	p := &Public{
 		Slug: g.Slug, Domain: g.Domain, URL: pageURL, Title: g.Title, Bio: g.Bio, AvatarURL: g.AvatarURL,
 		Theme: g.Theme, CustomCSS: g.CustomCSS, SocialLinks: g.SocialLinks, Items: make([]PublicItem, 0, len(g.Items)),
+	}
+	if g.CustomCSS != nil {
+		// Sanitised here too, so that no renderer of the public JSON can be
+		// led to load or run anything by it.
+		css := SanitizeCSS(*g.CustomCSS)
+		p.CustomCSS = &css
 	}
 	if p.SocialLinks == nil {
 		p.SocialLinks = []SocialLink{}

@@ -384,7 +384,9 @@ footer{font-style:italic}
 --card-hover-bg:#fff;--card-hover-shadow:0 10px 28px rgba(30,10,60,.3);
 --radius:1.25rem;--thumb-bg:#ebe4f6;--ph-fg:#4c1d95;--avatar-bg:#7c3aed;--avatar-fg:#fff;--avatar-ring:0 0 0 4px rgba(255,255,255,.6),0 8px 24px rgba(30,10,60,.3);
 --rule:rgba(255,255,255,.6);--focus:#fff}
-body{background:#6d28d9 linear-gradient(160deg,#312e81 0%,#6d28d9 32%,#be185d 68%,#c2410c 100%) fixed}
+html{min-height:100%;background:#6d28d9 linear-gradient(160deg,#312e81 0%,#6d28d9 32%,#be185d 68%,#c2410c 100%)}
+body{background:transparent}
+.item-image img::after{color:#1e1433;text-shadow:none}
 h1,.bio,h2,footer{text-shadow:0 1px 2px rgba(20,5,40,.35)}
 .item-link{-webkit-backdrop-filter:blur(8px);backdrop-filter:blur(8px)}
 .thumb-icon{color:#6d28d9}
