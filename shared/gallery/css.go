@@ -159,7 +159,15 @@ func skipString(s string, i int, quote byte) int {
 
 // skipFunc returns the index after the ')' that closes a function whose '('
 // is at i-1, or len(s): like CSS, an unclosed function runs to the end.
-func skipFunc(s string, i int) int {
+func skipFunc(s string, i int) int { return skipNested(s, i, '(', ')') }
+
+// skipBlock returns the index after the '}' that closes a block whose '{' is
+// at i-1, or len(s).
+func skipBlock(s string, i int) int { return skipNested(s, i, '{', '}') }
+
+// skipNested returns the index after the close that ends what the open at
+// i-1 began, nested pairs and strings included, or len(s).
+func skipNested(s string, i int, open, close byte) int {
 	depth := 1
 	for i < len(s) {
 		c := s[i]
@@ -169,9 +177,9 @@ func skipFunc(s string, i int) int {
 			i = skipString(s, i, c)
 		case '\\':
 			i++
-		case '(':
+		case open:
 			depth++
-		case ')':
+		case close:
 			depth--
 			if depth == 0 {
 				return i
@@ -203,30 +211,6 @@ func skipAtRule(s string, i int) int {
 			return skipBlock(s, i+1)
 		}
 		i++
-	}
-	return len(s)
-}
-
-// skipBlock returns the index after the '}' that closes a block whose '{' is
-// at i-1, or len(s).
-func skipBlock(s string, i int) int {
-	depth := 1
-	for i < len(s) {
-		c := s[i]
-		i++
-		switch c {
-		case '"', '\'':
-			i = skipString(s, i, c)
-		case '\\':
-			i++
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				return i
-			}
-		}
 	}
 	return len(s)
 }

@@ -3,7 +3,13 @@
 // removes the password, an absent password keeps it).
 package patch
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"shortlink.dev/shared/fault"
+)
 
 // Field is one optional JSON field.
 type Field[T any] struct {
@@ -45,4 +51,41 @@ func (f Field[T]) Ptr() *T {
 	}
 	v := f.V
 	return &v
+}
+
+// SetText applies a text field to dst: absent keeps it, null clears it, a
+// value of at most max characters of valid UTF-8 sets it; anything else is
+// added to fe as a VALIDATION_ERROR of the field name.
+func SetText(dst **string, f Field[string], max int, name string, fe *fault.FieldErrors) {
+	if !f.Set {
+		return
+	}
+	if f.Null {
+		*dst = nil
+		return
+	}
+	if !utf8.ValidString(f.V) || utf8.RuneCountInString(f.V) > max {
+		fe.Add(fault.Validation, name, fmt.Sprintf("must be text of at most %d characters", max))
+		return
+	}
+	v := f.V
+	*dst = &v
+}
+
+// SetURL applies a URL field to dst like SetText, with check saying why a
+// value is not a valid URL ("" when it is).
+func SetURL(dst **string, f Field[string], name string, check func(string) string, fe *fault.FieldErrors) {
+	if !f.Set {
+		return
+	}
+	if f.Null {
+		*dst = nil
+		return
+	}
+	if why := check(f.V); why != "" {
+		fe.Add(fault.Validation, name, why)
+		return
+	}
+	v := f.V
+	*dst = &v
 }

@@ -386,10 +386,10 @@ func (s *Service) apply(ctx context.Context, g *gallery.Gallery, in *Input, crea
 	case in.Slug.Null || creating:
 		fe.Add(fault.Validation, "slug", "is required")
 	}
-	setText(&g.Title, in.Title, gallery.MaxTitleLen, "title", &fe)
-	setText(&g.Bio, in.Bio, gallery.MaxBioLen, "bio", &fe)
-	setText(&g.CustomCSS, in.CustomCSS, gallery.MaxCustomCSSLen, "customCss", &fe)
-	setURL(&g.AvatarURL, in.AvatarURL, "avatarUrl", &fe)
+	patch.SetText(&g.Title, in.Title, gallery.MaxTitleLen, "title", &fe)
+	patch.SetText(&g.Bio, in.Bio, gallery.MaxBioLen, "bio", &fe)
+	patch.SetText(&g.CustomCSS, in.CustomCSS, gallery.MaxCustomCSSLen, "customCss", &fe)
+	patch.SetURL(&g.AvatarURL, in.AvatarURL, "avatarUrl", link.CheckTargetURL, &fe)
 	if in.Theme.Set {
 		switch {
 		case in.Theme.Null:
@@ -442,9 +442,9 @@ func applyItem(it *gallery.Item, in *ItemInput, creating bool) error {
 		fe.Add(fault.Validation, "type", "is required")
 		return fe.Err()
 	}
-	setText(&it.Title, in.Title, gallery.MaxItemTitleLen, "title", &fe)
-	setURL(&it.URL, in.URL, "url", &fe)
-	setURL(&it.ThumbnailURL, in.ThumbnailURL, "thumbnailUrl", &fe)
+	patch.SetText(&it.Title, in.Title, gallery.MaxItemTitleLen, "title", &fe)
+	patch.SetURL(&it.URL, in.URL, "url", link.CheckTargetURL, &fe)
+	patch.SetURL(&it.ThumbnailURL, in.ThumbnailURL, "thumbnailUrl", link.CheckTargetURL, &fe)
 	if in.IconName.Set {
 		if in.IconName.Null {
 			it.IconName = nil
@@ -501,38 +501,6 @@ func applyItem(it *gallery.Item, in *ItemInput, creating bool) error {
 		}
 	}
 	return fe.Err()
-}
-
-func setText(dst **string, f patch.Field[string], max int, name string, fe *fault.FieldErrors) {
-	if !f.Set {
-		return
-	}
-	if f.Null {
-		*dst = nil
-		return
-	}
-	if !utf8.ValidString(f.V) || utf8.RuneCountInString(f.V) > max {
-		fe.Add(fault.Validation, name, fmt.Sprintf("must be text of at most %d characters", max))
-		return
-	}
-	v := f.V
-	*dst = &v
-}
-
-func setURL(dst **string, f patch.Field[string], name string, fe *fault.FieldErrors) {
-	if !f.Set {
-		return
-	}
-	if f.Null {
-		*dst = nil
-		return
-	}
-	if why := link.CheckTargetURL(f.V); why != "" {
-		fe.Add(fault.Validation, name, why)
-		return
-	}
-	v := f.V
-	*dst = &v
 }
 
 func samePtr(a, b *string) bool {

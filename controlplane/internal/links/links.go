@@ -225,8 +225,8 @@ func (s *Service) apply(ctx context.Context, l *link.Link, in *Input, creating b
 		}
 	}
 
-	setText(&l.Title, in.Title, link.MaxTitleLen, "title", &fe)
-	setText(&l.Description, in.Description, link.MaxDescLen, "description", &fe)
+	patch.SetText(&l.Title, in.Title, link.MaxTitleLen, "title", &fe)
+	patch.SetText(&l.Description, in.Description, link.MaxDescLen, "description", &fe)
 
 	if in.Tags.Set {
 		l.Tags = cleanTags(in.Tags.V, &fe)
@@ -259,9 +259,9 @@ func (s *Service) apply(ctx context.Context, l *link.Link, in *Input, creating b
 		}
 	}
 
-	setURL(&l.ExpiredURL, in.ExpiredURL, "expiredUrl", link.CheckTargetURL, &fe)
-	setURL(&l.IOSURL, in.IOSURL, "iosUrl", link.CheckAppURL, &fe)
-	setURL(&l.AndroidURL, in.AndroidURL, "androidUrl", link.CheckAppURL, &fe)
+	patch.SetURL(&l.ExpiredURL, in.ExpiredURL, "expiredUrl", link.CheckTargetURL, &fe)
+	patch.SetURL(&l.IOSURL, in.IOSURL, "iosUrl", link.CheckAppURL, &fe)
+	patch.SetURL(&l.AndroidURL, in.AndroidURL, "androidUrl", link.CheckAppURL, &fe)
 
 	if in.ClickLimit.Set {
 		if in.ClickLimit.Null {
@@ -285,49 +285,13 @@ func (s *Service) apply(ctx context.Context, l *link.Link, in *Input, creating b
 	setTargets(&l.DeviceTargets, in.DeviceTargets, "deviceTargets", link.ValidDeviceKind,
 		"keys must be mobile, tablet or desktop", targetURL, &fe)
 
-	setText(&l.UTM.Source, in.UTMSource, link.MaxUTMLen, "utmSource", &fe)
-	setText(&l.UTM.Medium, in.UTMMedium, link.MaxUTMLen, "utmMedium", &fe)
-	setText(&l.UTM.Campaign, in.UTMCampaign, link.MaxUTMLen, "utmCampaign", &fe)
-	setText(&l.UTM.Term, in.UTMTerm, link.MaxUTMLen, "utmTerm", &fe)
-	setText(&l.UTM.Content, in.UTMContent, link.MaxUTMLen, "utmContent", &fe)
+	patch.SetText(&l.UTM.Source, in.UTMSource, link.MaxUTMLen, "utmSource", &fe)
+	patch.SetText(&l.UTM.Medium, in.UTMMedium, link.MaxUTMLen, "utmMedium", &fe)
+	patch.SetText(&l.UTM.Campaign, in.UTMCampaign, link.MaxUTMLen, "utmCampaign", &fe)
+	patch.SetText(&l.UTM.Term, in.UTMTerm, link.MaxUTMLen, "utmTerm", &fe)
+	patch.SetText(&l.UTM.Content, in.UTMContent, link.MaxUTMLen, "utmContent", &fe)
 
 	return fe.Err()
-}
-
-func setText(dst **string, f patch.Field[string], max int, name string, fe *fault.FieldErrors) {
-	if !f.Set {
-		return
-	}
-	if f.Null {
-		*dst = nil
-		return
-	}
-	if utf8.RuneCountInString(f.V) > max {
-		fe.Add(fault.Validation, name, fmt.Sprintf("must be at most %d characters", max))
-		return
-	}
-	if !utf8.ValidString(f.V) {
-		fe.Add(fault.Validation, name, "must be valid UTF-8")
-		return
-	}
-	v := f.V
-	*dst = &v
-}
-
-func setURL(dst **string, f patch.Field[string], name string, check func(string) string, fe *fault.FieldErrors) {
-	if !f.Set {
-		return
-	}
-	if f.Null {
-		*dst = nil
-		return
-	}
-	if why := check(f.V); why != "" {
-		fe.Add(fault.Validation, name, why)
-		return
-	}
-	v := f.V
-	*dst = &v
 }
 
 func setTargets(dst *map[string]string, f patch.Field[map[string]string], name string,
