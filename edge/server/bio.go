@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -42,6 +43,7 @@ func (e *Edge) bio(ctx *fasthttp.RequestCtx, slug []byte, now time.Time) {
 		e.page(ctx, fasthttp.StatusMethodNotAllowed, page.MethodNotAllowed, e.metrics.notFound)
 		return
 	}
+	slug = bytes.TrimSuffix(slug, []byte("/")) // /bio/ada/ is /bio/ada
 	if !gallery.ValidSlug(string(slug)) {
 		e.page(ctx, fasthttp.StatusNotFound, page.GalleryNotFound, e.metrics.notFound)
 		return

@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"shortlink.dev/shared/link"
 )
 
 // Limits of gallery fields that the spec leaves open (docs/api.md lists them).
@@ -139,4 +141,30 @@ func EmbedSrc(embedType string, data map[string]string) (src, why string) {
 		clean := "https://soundcloud.com" + u.EscapedPath()
 		return "https://w.soundcloud.com/player/?url=" + url.QueryEscape(clean), ""
 	}
+}
+
+// CheckImageURL says why raw cannot be an image of a gallery page (avatar,
+// thumbnail), or "": an absolute https URL. The page's Content-Security-Policy
+// and browsers' mixed-content rules would block an http image.
+func CheckImageURL(raw string) string {
+	if why := link.CheckTargetURL(raw); why != "" {
+		return why
+	}
+	if !strings.HasPrefix(strings.ToLower(raw), "https://") {
+		return "must be an https URL (pages load images over https only)"
+	}
+	return ""
+}
+
+// CheckSocialURL says why raw cannot be a social link, or "": an absolute
+// http(s) URL, or a mailto: address for email.
+func CheckSocialURL(raw string) string {
+	if len(raw) > 7 && strings.EqualFold(raw[:7], "mailto:") {
+		u, err := url.Parse(raw)
+		if err != nil || len(raw) > link.MaxURLLen || !strings.Contains(u.Opaque, "@") || strings.ContainsAny(raw, " \t\r\n<>\"") {
+			return "must be a mailto: address like mailto:me@example.com"
+		}
+		return ""
+	}
+	return link.CheckTargetURL(raw)
 }

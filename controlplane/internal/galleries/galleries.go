@@ -306,6 +306,9 @@ func (s *Service) bindLink(ctx context.Context, ws *workspace.Workspace, keyID s
 		if err != nil {
 			return err
 		}
+		if l.IsArchived {
+			return fault.Field(fault.Validation, "url", "is an archived link; restore it first")
+		}
 		if before != nil {
 			if err := s.releaseLink(ctx, ws, before); err != nil {
 				return err
@@ -389,7 +392,7 @@ func (s *Service) apply(ctx context.Context, g *gallery.Gallery, in *Input, crea
 	patch.SetText(&g.Title, in.Title, gallery.MaxTitleLen, "title", &fe)
 	patch.SetText(&g.Bio, in.Bio, gallery.MaxBioLen, "bio", &fe)
 	patch.SetText(&g.CustomCSS, in.CustomCSS, gallery.MaxCustomCSSLen, "customCss", &fe)
-	patch.SetURL(&g.AvatarURL, in.AvatarURL, "avatarUrl", link.CheckTargetURL, &fe)
+	patch.SetURL(&g.AvatarURL, in.AvatarURL, "avatarUrl", gallery.CheckImageURL, &fe)
 	if in.Theme.Set {
 		switch {
 		case in.Theme.Null:
@@ -418,7 +421,7 @@ func checkSocial(list []gallery.SocialLink, fe *fault.FieldErrors) []gallery.Soc
 			fe.Add(fault.Validation, "socialLinks", fmt.Sprintf("entry %d: platform must be 1 to 32 characters of a-z, 0-9, . and - (like instagram or github)", i))
 			return nil
 		}
-		if why := link.CheckTargetURL(sl.URL); why != "" {
+		if why := gallery.CheckSocialURL(sl.URL); why != "" {
 			fe.Add(fault.Validation, "socialLinks", fmt.Sprintf("entry %d: url %s", i, why))
 			return nil
 		}
@@ -444,7 +447,7 @@ func applyItem(it *gallery.Item, in *ItemInput, creating bool) error {
 	}
 	patch.SetText(&it.Title, in.Title, gallery.MaxItemTitleLen, "title", &fe)
 	patch.SetURL(&it.URL, in.URL, "url", link.CheckTargetURL, &fe)
-	patch.SetURL(&it.ThumbnailURL, in.ThumbnailURL, "thumbnailUrl", link.CheckTargetURL, &fe)
+	patch.SetURL(&it.ThumbnailURL, in.ThumbnailURL, "thumbnailUrl", gallery.CheckImageURL, &fe)
 	if in.IconName.Set {
 		if in.IconName.Null {
 			it.IconName = nil

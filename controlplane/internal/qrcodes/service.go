@@ -265,6 +265,10 @@ func (s *Service) apply(ctx context.Context, c *qrcode.Code, in *Input, creating
 		if err != nil {
 			return err
 		}
+		if l.IsArchived {
+			fe.Add(fault.Validation, "linkId", "is an archived link; restore it first")
+			break
+		}
 		c.LinkID, c.URL, c.LinkDomain, c.LinkSlug = &l.ID, "", l.Domain, l.Slug
 	case in.LinkID.Null:
 		c.LinkID, c.LinkDomain, c.LinkSlug = nil, "", ""
