@@ -60,6 +60,7 @@ import (
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/gallery"
 	"shortlink.dev/shared/link"
 )
 
@@ -192,6 +193,9 @@ func (m mapSource) ResolveLink(_ context.Context, domain, slug string) (*link.Li
 		return l, nil
 	}
 	return nil, fault.NotFoundf("link")
+}
+func (m mapSource) ResolveGallery(context.Context, string, string) (*gallery.Gallery, error) {
+	return nil, fault.NotFoundf("gallery")
 }
 func (m mapSource) IsVerifiedDomain(context.Context, string) (bool, error)  { return false, nil }
 func (m mapSource) ChargeClick(context.Context, string) (bool, error)       { return true, nil }
