@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"shortlink.dev/analytics/clickhouse"
+	"shortlink.dev/analytics/events"
 	"shortlink.dev/analytics/sqlite"
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/config"
@@ -24,14 +25,39 @@ type Store interface {
 	Close() error
 }
 
-// Open returns the click store. st is the control plane's store (the click
-// counters of links are written back to it).
+// Open returns the click store. st is the control plane's store: the click
+// counters of links are written back to it, and the webhook messages of the
+// clicks (click, qr.scanned) go to its outbox.
 func Open(ctx context.Context, cfg *config.Config, st *sqlstore.Store) (Store, error) {
-	if cfg.ClickHouseURL != "" {
-		return clickhouse.Open(ctx, cfg.ClickHouseURL, st)
-	}
-	if cfg.DatabaseURL != "" {
+	var (
+		s   Store
+		err error
+	)
+	switch {
+	case cfg.ClickHouseURL != "":
+		s, err = clickhouse.Open(ctx, cfg.ClickHouseURL, st)
+	case cfg.DatabaseURL != "":
 		return nil, errors.New("invalid setting SHORTLINK_CLICKHOUSE_URL: required when SHORTLINK_DATABASE_URL selects PostgreSQL (the embedded click store lives in the SQLite file)")
+	default:
+		s, err = sqlite.Open(ctx, filepath.Join(cfg.DataDir, "shortlink.db"))
 	}
-	return sqlite.Open(ctx, filepath.Join(cfg.DataDir, "shortlink.db"))
+	if err != nil {
+		return nil, err
+	}
+	return emitting{Store: s, events: events.New(st)}, nil
+}
+
+// emitting is a click store that enqueues the webhook messages of every
+// batch it stored, before the batch is acknowledged to the bus.
+type emitting struct {
+	Store
+	events *events.Emitter
+}
+
+// WriteClicks stores the batch, then enqueues its webhook messages.
+func (e emitting) WriteClicks(ctx context.Context, batch []click.Event) error {
+	if err := e.Store.WriteClicks(ctx, batch); err != nil {
+		return err
+	}
+	return e.events.Emit(ctx, batch)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"shortlink.dev/controlplane/admin"
+	"shortlink.dev/controlplane/internal/webhooks"
 	"shortlink.dev/controlplane/server"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
@@ -122,7 +123,20 @@ func serve(ctx context.Context, p Program, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeLimiter()
-	opts := server.Options{Config: cfg, Store: st, Limiter: limiter, Logger: log, Registry: reg}
+	dispatcher, err := webhooks.FromConfig(cfg, st, log)
+	if err != nil {
+		return err
+	}
+	st.OnEnqueue(dispatcher.Notify)
+	dctx, stopDispatcher := context.WithCancel(context.Background())
+	dispatched := make(chan struct{})
+	go func() {
+		defer close(dispatched)
+		dispatcher.Run(dctx)
+	}()
+	// Deliveries in flight finish; the rest wait in the outbox for the next start.
+	defer func() { stopDispatcher(); <-dispatched }()
+	opts := server.Options{Config: cfg, Store: st, Limiter: limiter, Logger: log, Registry: reg, Dispatcher: dispatcher}
 	planes := &Planes{}
 	if p.Planes != nil {
 		if planes, err = p.Planes(ctx, Env{Config: cfg, Store: st, Logger: log, Registry: reg}); err != nil {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -22,6 +23,7 @@ import (
 
 	sqlite3 "modernc.org/sqlite/lib"
 	"shortlink.dev/shared/migration"
+	"shortlink.dev/shared/webhook"
 )
 
 //go:embed migrations/*.sql
@@ -40,6 +42,8 @@ type Store struct {
 	dialect dialect
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
+	// onEnqueue is called after a transaction stored webhook deliveries.
+	onEnqueue atomic.Pointer[func()]
 }
 
 // Open opens the store named by databaseURL: a postgres:// URL selects
@@ -178,7 +182,9 @@ func (s *Store) lockMigrations(ctx context.Context, tx *sql.Tx) error {
 	return err
 }
 
-// inTx runs fn in a transaction, committed when fn returns nil.
+// inTx runs fn in a transaction, committed when fn returns nil. The webhook
+// messages ctx carries (webhook.WithMessages) are stored in the outbox in
+// the same transaction, so that a change and its events commit together.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -188,7 +194,22 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	msgs, taken := webhook.TakeMessages(ctx)
+	enqueued := false
+	if len(msgs) > 0 {
+		if enqueued, err = s.writeOutbox(ctx, tx, msgs); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	taken()
+	if enqueued {
+		s.notifyEnqueued()
+	}
+	return nil
 }
 
 // lockWorkspace serialises, within tx, the writers that check a workspace's

@@ -179,3 +179,34 @@ func affectedOne(res sql.Result, err error, op, kind string) error {
 	}
 	return nil
 }
+
+// QRCodeLinks returns the link of each dynamic QR code among ids (static
+// and unknown codes are left out).
+func (s *Store) QRCodeLinks(ctx context.Context, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	marks := make([]string, len(ids))
+	args := make([]any, len(ids))
+	for i, v := range ids {
+		marks[i] = fmt.Sprintf("$%d", i+1)
+		args[i] = v
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, link_id FROM qr_codes WHERE link_id IS NOT NULL AND id IN (`+
+		strings.Join(marks, ", ")+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read QR code links: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, linkID string
+		if err := rows.Scan(&id, &linkID); err != nil {
+			return nil, fmt.Errorf("read QR code links: %w", err)
+		}
+		out[id] = linkID
+	}
+	return out, rows.Err()
+}

@@ -42,6 +42,9 @@ func runSuites(t *testing.T, open func(t *testing.T) storetest.ClickLimitStores)
 	t.Run("Domains", func(t *testing.T) { storetest.Domains(t, stores) })
 	t.Run("QRCodes", func(t *testing.T) { storetest.QRCodes(t, stores) })
 	t.Run("Galleries", func(t *testing.T) { storetest.Galleries(t, stores) })
+	t.Run("Webhooks", func(t *testing.T) {
+		storetest.Webhooks(t, func(t *testing.T) storetest.WebhookStores { return open(t).(*sqlstore.Store) })
+	})
 }
 
 // TestSQLiteSharedFile runs the suites with every subtest on one database

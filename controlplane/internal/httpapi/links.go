@@ -11,58 +11,8 @@ import (
 	"shortlink.dev/shared/link"
 )
 
-// linkJSON is the full link record (CONTRACT §4).
-type linkJSON struct {
-	ID             string            `json:"id"`
-	ShortURL       string            `json:"shortUrl"`
-	DestinationURL string            `json:"destinationUrl"`
-	Slug           string            `json:"slug"`
-	Domain         string            `json:"domain"`
-	Title          *string           `json:"title"`
-	Description    *string           `json:"description"`
-	Tags           []string          `json:"tags"`
-	HasPassword    bool              `json:"hasPassword"`
-	ExpiresAt      *apiTime          `json:"expiresAt"`
-	ExpiredURL     *string           `json:"expiredUrl"`
-	ClickLimit     *int64            `json:"clickLimit"`
-	ClickCount     int64             `json:"clickCount"`
-	GeoTargets     map[string]string `json:"geoTargets"`
-	DeviceTargets  map[string]string `json:"deviceTargets"`
-	IOSURL         *string           `json:"iosUrl"`
-	AndroidURL     *string           `json:"androidUrl"`
-	UTMSource      *string           `json:"utmSource"`
-	UTMMedium      *string           `json:"utmMedium"`
-	UTMCampaign    *string           `json:"utmCampaign"`
-	UTMTerm        *string           `json:"utmTerm"`
-	UTMContent     *string           `json:"utmContent"`
-	IsArchived     bool              `json:"isArchived"`
-	LastClickedAt  *apiTime          `json:"lastClickedAt"`
-	CreatedAt      apiTime           `json:"createdAt"`
-	UpdatedAt      apiTime           `json:"updatedAt"`
-}
-
-func (a *API) linkJSON(l *link.Link) linkJSON {
-	tags := l.Tags
-	if tags == nil {
-		tags = []string{}
-	}
-	return linkJSON{
-		ID: l.ID, ShortURL: a.cfg.ShortURL(l.Domain, l.Slug), DestinationURL: l.DestinationURL,
-		Slug: l.Slug, Domain: l.Domain, Title: l.Title, Description: l.Description, Tags: tags,
-		HasPassword: l.PasswordHash != "", ExpiresAt: timeOrNil(l.ExpiresAt), ExpiredURL: l.ExpiredURL,
-		ClickLimit: l.ClickLimit, ClickCount: l.ClickCount, GeoTargets: nilIfEmpty(l.GeoTargets),
-		DeviceTargets: nilIfEmpty(l.DeviceTargets), IOSURL: l.IOSURL, AndroidURL: l.AndroidURL,
-		UTMSource: l.UTM.Source, UTMMedium: l.UTM.Medium, UTMCampaign: l.UTM.Campaign,
-		UTMTerm: l.UTM.Term, UTMContent: l.UTM.Content, IsArchived: l.IsArchived,
-		LastClickedAt: timeOrNil(l.LastClickedAt), CreatedAt: apiTime(l.CreatedAt), UpdatedAt: apiTime(l.UpdatedAt),
-	}
-}
-
-func nilIfEmpty(m map[string]string) map[string]string {
-	if len(m) == 0 {
-		return nil
-	}
-	return m
+func (a *API) linkJSON(l *link.Link) links.Record {
+	return links.RecordOf(l, a.cfg)
 }
 
 func (a *API) createLink(w http.ResponseWriter, r *http.Request) {
@@ -148,7 +98,7 @@ func (a *API) listLinks(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
-	out := make([]linkJSON, len(list))
+	out := make([]links.Record, len(list))
 	for i, l := range list {
 		out[i] = a.linkJSON(l)
 	}

@@ -18,6 +18,7 @@ import (
 	"shortlink.dev/controlplane/internal/links"
 	"shortlink.dev/controlplane/internal/qrcodes"
 	"shortlink.dev/controlplane/internal/ratelimit"
+	"shortlink.dev/controlplane/internal/webhooks"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/domain"
@@ -25,6 +26,7 @@ import (
 	"shortlink.dev/shared/link"
 	"shortlink.dev/shared/qrcode"
 	"shortlink.dev/shared/stats"
+	"shortlink.dev/shared/webhook"
 	"shortlink.dev/shared/workspace"
 )
 
@@ -35,6 +37,7 @@ type Store interface {
 	domain.Store
 	qrcode.Store
 	gallery.Store
+	webhook.Store
 	Ping(ctx context.Context) error
 }
 
@@ -50,6 +53,8 @@ type Options struct {
 	Stats stats.Reader
 	// Changes, when set, carries every link change to the edges' caches.
 	Changes bus.LinkChanges
+	// Dispatcher delivers webhooks; the API makes test attempts with it.
+	Dispatcher *webhooks.Dispatcher
 }
 
 // API is the control plane's HTTP API.
@@ -59,6 +64,7 @@ type API struct {
 	links     *links.Service
 	qr        *qrcodes.Service
 	galleries *galleries.Service
+	webhooks  *webhooks.Service
 	limiter   ratelimit.Limiter
 	stats     stats.Reader
 	log       *slog.Logger
@@ -108,6 +114,14 @@ func New(o Options) *API {
 			}
 		}
 	}
+	if o.Dispatcher == nil {
+		// Not running: the API makes test attempts with it, nothing else.
+		var err error
+		if o.Dispatcher, err = webhooks.FromConfig(o.Config, o.Store, o.Logger); err != nil {
+			panic("httpapi: " + err.Error()) // the composition roots pass their own
+		}
+	}
+	a.webhooks = webhooks.New(o.Store, o.Dispatcher.Sender(), o.Dispatcher)
 	a.router = a.routes()
 	return a
 }
@@ -144,6 +158,15 @@ func (a *API) routes() chi.Router {
 		r.With(a.need(workspace.KeysWrite)).Delete("/api-keys/{id}", a.deleteKey)
 
 		r.With(a.need(workspace.UsageRead)).Get("/usage", a.usage)
+
+		r.With(a.need(workspace.WebhooksWrite)).Post("/webhooks", a.createWebhook)
+		r.With(a.need(workspace.WebhooksRead)).Get("/webhooks", a.listWebhooks)
+		r.With(a.need(workspace.WebhooksRead)).Get("/webhooks/{id}", a.getWebhook)
+		r.With(a.need(workspace.WebhooksWrite)).Patch("/webhooks/{id}", a.updateWebhook)
+		r.With(a.need(workspace.WebhooksWrite)).Delete("/webhooks/{id}", a.deleteWebhook)
+		r.With(a.need(workspace.WebhooksWrite)).Post("/webhooks/{id}/test", a.testWebhook)
+		r.With(a.need(workspace.WebhooksRead)).Get("/webhooks/{id}/deliveries", a.listDeliveries)
+		r.With(a.need(workspace.WebhooksWrite)).Post("/webhooks/{id}/rotate-secret", a.rotateWebhookSecret)
 
 		// Public: limited per client IP by guard.
 		r.Post("/qr/generate", a.generateQR)

@@ -30,7 +30,6 @@ type usageJSON struct {
 }
 
 // usage answers GET /usage (CONTRACT §10). The period is the calendar month, UTC.
-// Webhooks do not exist yet in this version, so their count is 0 until they land.
 func (a *API) usage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ws := principalOf(ctx).Workspace
@@ -64,6 +63,10 @@ func (a *API) usage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if u.Galleries, err = a.store.CountGalleries(ctx, ws.ID); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	if u.Webhooks, err = a.store.CountWebhooks(ctx, ws.ID); err != nil {
 		a.writeError(w, r, err)
 		return
 	}

@@ -18,6 +18,7 @@ import (
 	"shortlink.dev/shared/id"
 	"shortlink.dev/shared/link"
 	"shortlink.dev/shared/patch"
+	"shortlink.dev/shared/webhook"
 	"shortlink.dev/shared/workspace"
 )
 
@@ -97,7 +98,14 @@ func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, keyID str
 		if generated {
 			l.Slug = id.Slug()
 		}
-		err := s.Store.CreateLink(ctx, l, s.Config.LinkLimit(ws.Plan))
+		wctx, err := s.withEvent(ctx, ws, webhook.EventLinkCreated, createdData{
+			ID: l.ID, Slug: l.Slug, Domain: l.Domain, DestinationURL: l.DestinationURL,
+			ShortURL: s.Config.ShortURL(l.Domain, l.Slug), CreatedBy: keyID,
+		})
+		if err != nil {
+			return nil, err
+		}
+		err = s.Store.CreateLink(wctx, l, s.Config.LinkLimit(ws.Plan))
 		// A generated slug that collides is drawn again; 62^7 makes a second
 		// collision practically impossible, so a few tries are plenty.
 		if generated && fault.Is(err, fault.SlugExists) && attempt < 5 {
@@ -144,7 +152,11 @@ func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, linkID st
 		l.IsArchived = in.IsArchived.V
 	}
 	l.UpdatedAt = s.now()
-	if err := s.Store.UpdateLink(ctx, l, s.Config.LinkLimit(ws.Plan)); err != nil {
+	wctx, err := s.withEvent(ctx, ws, webhook.EventLinkUpdated, RecordOf(l, s.Config))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.UpdateLink(wctx, l, s.Config.LinkLimit(ws.Plan)); err != nil {
 		return nil, err
 	}
 	s.changed(ctx, l, oldDomain, oldSlug)
@@ -163,7 +175,11 @@ func (s *Service) Archive(ctx context.Context, ws *workspace.Workspace, linkID s
 	}
 	l.IsArchived = true
 	l.UpdatedAt = s.now()
-	if err := s.Store.UpdateLink(ctx, l, -1); err != nil {
+	wctx, err := s.withEvent(ctx, ws, webhook.EventLinkDeleted, RecordOf(l, s.Config))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.UpdateLink(wctx, l, -1); err != nil {
 		return nil, err
 	}
 	s.changed(ctx, l, l.Domain, l.Slug)
@@ -173,6 +189,16 @@ func (s *Service) Archive(ctx context.Context, ws *workspace.Workspace, linkID s
 // List returns a page of the workspace's links and the total that match.
 func (s *Service) List(ctx context.Context, f link.Filter) ([]*link.Link, int, error) {
 	return s.Store.ListLinks(ctx, f)
+}
+
+// withEvent returns ctx carrying the webhook message of an event of the
+// link, so that the store writes it in the outbox with the change itself.
+func (s *Service) withEvent(ctx context.Context, ws *workspace.Workspace, event string, data any) (context.Context, error) {
+	m, err := webhook.NewMessage(ws.ID, event, data, s.Now())
+	if err != nil {
+		return nil, fmt.Errorf("%s event: %w", event, err)
+	}
+	return webhook.WithMessages(ctx, m), nil
 }
 
 func (s *Service) domains() shortdomain.Rules {

@@ -1,0 +1,429 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/id"
+	"shortlink.dev/shared/webhook"
+)
+
+var _ webhook.Store = (*Store)(nil)
+
+const webhookColumns = `id, workspace_id, name, url, events, secret, is_active, consecutive_failures, created_at, updated_at`
+
+const deliveryColumns = `id, webhook_id, workspace_id, message_id, event, payload, status, attempts,
+	response_status, response_time_ms, response_body, error, created_at, last_attempt_at, next_attempt_at`
+
+// CreateWebhook implements webhook.Store.
+func (s *Store) CreateWebhook(ctx context.Context, w *webhook.Webhook) error {
+	events, err := json.Marshal(w.Events)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO webhooks (`+webhookColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		w.ID, w.WorkspaceID, w.Name, w.URL, string(events), w.Secret, w.IsActive, w.ConsecutiveFailures,
+		micros(w.CreatedAt), micros(w.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("create webhook: %w", err)
+	}
+	return nil
+}
+
+// GetWebhook implements webhook.Store.
+func (s *Store) GetWebhook(ctx context.Context, workspaceID, id string) (*webhook.Webhook, error) {
+	w, err := scanWebhook(s.db.QueryRowContext(ctx, `SELECT `+webhookColumns+` FROM webhooks
+		WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fault.NotFoundf("webhook")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get webhook: %w", err)
+	}
+	return w, nil
+}
+
+// UpdateWebhook implements webhook.Store.
+func (s *Store) UpdateWebhook(ctx context.Context, w *webhook.Webhook) error {
+	events, err := json.Marshal(w.Events)
+	if err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE webhooks SET name = $3, url = $4, events = $5, secret = $6,
+		consecutive_failures = CASE WHEN $7 AND NOT is_active THEN 0 ELSE consecutive_failures END,
+		is_active = $7, updated_at = $8
+		WHERE id = $1 AND workspace_id = $2`,
+		w.ID, w.WorkspaceID, w.Name, w.URL, string(events), w.Secret, w.IsActive, micros(w.UpdatedAt))
+	if err := affectedOne(res, err, "update webhook", "webhook"); err != nil {
+		return err
+	}
+	if w.IsActive {
+		w.ConsecutiveFailures = 0
+	}
+	return nil
+}
+
+// DeleteWebhook implements webhook.Store.
+func (s *Store) DeleteWebhook(ctx context.Context, workspaceID, id string) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE webhook_id IN
+			(SELECT id FROM webhooks WHERE id = $1 AND workspace_id = $2)`, id, workspaceID); err != nil {
+			return fmt.Errorf("delete webhook: %w", err)
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM webhooks WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
+		return affectedOne(res, err, "delete webhook", "webhook")
+	})
+}
+
+// ListWebhooks implements webhook.Store: oldest first.
+func (s *Store) ListWebhooks(ctx context.Context, f webhook.Filter) ([]*webhook.Webhook, int, error) {
+	total, err := s.count(ctx, `SELECT COUNT(*) FROM webhooks WHERE workspace_id = $1`, f.WorkspaceID, "count webhooks")
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE workspace_id = $1
+		ORDER BY created_at, id LIMIT $2 OFFSET $3`, f.WorkspaceID, f.Limit, f.Offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list webhooks: %w", err)
+	}
+	defer rows.Close()
+	out := []*webhook.Webhook{}
+	for rows.Next() {
+		w, err := scanWebhook(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("list webhooks: %w", err)
+		}
+		out = append(out, w)
+	}
+	return out, total, rows.Err()
+}
+
+// CountWebhooks implements webhook.Store.
+func (s *Store) CountWebhooks(ctx context.Context, workspaceID string) (int, error) {
+	return s.count(ctx, `SELECT COUNT(*) FROM webhooks WHERE workspace_id = $1`, workspaceID, "count webhooks")
+}
+
+// ListDeliveries implements webhook.Store.
+func (s *Store) ListDeliveries(ctx context.Context, f webhook.Filter) ([]*webhook.Delivery, int, error) {
+	total, err := s.count(ctx, `SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = $1`, f.WebhookID, "count deliveries")
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+		WHERE webhook_id = $1 AND workspace_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`,
+		f.WebhookID, f.WorkspaceID, f.Limit, f.Offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list deliveries: %w", err)
+	}
+	defer rows.Close()
+	out := []*webhook.Delivery{}
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("list deliveries: %w", err)
+		}
+		out = append(out, d)
+	}
+	return out, total, rows.Err()
+}
+
+// GetDelivery implements webhook.Store.
+func (s *Store) GetDelivery(ctx context.Context, workspaceID, id string) (*webhook.Delivery, error) {
+	d, err := scanDelivery(s.db.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+		WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fault.NotFoundf("delivery")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get delivery: %w", err)
+	}
+	return d, nil
+}
+
+// EnqueueTo implements webhook.Store.
+func (s *Store) EnqueueTo(ctx context.Context, w *webhook.Webhook, m webhook.Message, owner string, leaseUntil time.Time) (*webhook.Delivery, error) {
+	now := s.Now().UTC().Truncate(time.Microsecond)
+	d := &webhook.Delivery{
+		ID: id.New(id.Delivery), WebhookID: w.ID, WorkspaceID: w.WorkspaceID, MessageID: m.ID, Event: m.Event,
+		Payload: m.Payload, Status: webhook.StatusPending, CreatedAt: now, NextAttemptAt: &now,
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, webhook_id, workspace_id, message_id,
+		event, payload, status, created_at, next_attempt_at, lease_owner, lease_until)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		d.ID, d.WebhookID, d.WorkspaceID, d.MessageID, d.Event, string(d.Payload), string(d.Status),
+		micros(now), micros(now), owner, micros(leaseUntil)); err != nil {
+		return nil, fmt.Errorf("enqueue delivery: %w", err)
+	}
+	return d, nil
+}
+
+// EnqueueMessages stores the messages in the outbox in one transaction:
+// a pending delivery per message and active webhook of its workspace that
+// subscribes to its event. A message already enqueued to a webhook (the same
+// message id) is not enqueued again.
+func (s *Store) EnqueueMessages(ctx context.Context, msgs []webhook.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	return s.inTx(webhook.WithMessages(ctx, msgs...), func(*sql.Tx) error { return nil })
+}
+
+// WebhookEvents returns, for each of the workspaces that has active
+// webhooks, the events they subscribe to ("*" included as it is).
+func (s *Store) WebhookEvents(ctx context.Context, workspaceIDs []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	if len(workspaceIDs) == 0 {
+		return out, nil
+	}
+	marks := make([]string, len(workspaceIDs))
+	args := make([]any, len(workspaceIDs))
+	for i, w := range workspaceIDs {
+		marks[i] = fmt.Sprintf("$%d", i+1)
+		args[i] = w
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT workspace_id, events FROM webhooks
+		WHERE is_active = TRUE AND workspace_id IN (`+strings.Join(marks, ", ")+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read webhook subscriptions: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ws, events string
+		if err := rows.Scan(&ws, &events); err != nil {
+			return nil, fmt.Errorf("read webhook subscriptions: %w", err)
+		}
+		var list []string
+		if err := json.Unmarshal([]byte(events), &list); err != nil {
+			return nil, fmt.Errorf("webhook events of workspace %s: %w", ws, err)
+		}
+		out[ws] = append(out[ws], list...)
+	}
+	return out, rows.Err()
+}
+
+// writeOutbox stores, within tx, the messages ctx carries (WithMessages):
+// a pending delivery per message and subscribed active webhook. It reports
+// whether it stored any.
+func (s *Store) writeOutbox(ctx context.Context, tx *sql.Tx, msgs []webhook.Message) (bool, error) {
+	hooks := map[string][]*webhook.Webhook{}
+	now := micros(s.Now())
+	wrote := false
+	for _, m := range msgs {
+		list, ok := hooks[m.WorkspaceID]
+		if !ok {
+			var err error
+			if list, err = activeWebhooks(ctx, tx, m.WorkspaceID); err != nil {
+				return false, err
+			}
+			hooks[m.WorkspaceID] = list
+		}
+		for _, w := range list {
+			if !w.Subscribes(m.Event) {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, webhook_id, workspace_id, message_id,
+				event, payload, status, created_at, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+				ON CONFLICT (webhook_id, message_id) DO NOTHING`,
+				id.New(id.Delivery), w.ID, w.WorkspaceID, m.ID, m.Event, string(m.Payload), string(webhook.StatusPending),
+				now, now); err != nil {
+				return false, fmt.Errorf("enqueue %s message: %w", m.Event, err)
+			}
+			wrote = true
+		}
+	}
+	return wrote, nil
+}
+
+func activeWebhooks(ctx context.Context, tx *sql.Tx, workspaceID string) ([]*webhook.Webhook, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+webhookColumns+` FROM webhooks
+		WHERE workspace_id = $1 AND is_active = TRUE`, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*webhook.Webhook
+	for rows.Next() {
+		w, err := scanWebhook(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
+
+// notifyEnqueued tells the OnEnqueue function that deliveries were stored.
+func (s *Store) notifyEnqueued() {
+	if f := s.onEnqueue.Load(); f != nil {
+		(*f)()
+	}
+}
+
+// OnEnqueue sets the function called after a transaction stored deliveries,
+// so that a dispatcher in this process can start on them at once.
+func (s *Store) OnEnqueue(f func()) { s.onEnqueue.Store(&f) }
+
+// ClaimDue implements webhook.Store. On PostgreSQL concurrent claimers skip
+// each other's rows (FOR UPDATE SKIP LOCKED); SQLite's transactions take the
+// database's write lock, so they take turns.
+func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, n int) ([]webhook.Claimed, error) {
+	lock := ""
+	if s.dialect == postgres {
+		lock = " FOR UPDATE OF d SKIP LOCKED"
+	}
+	var out []webhook.Claimed
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+			WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until < $1)
+			AND w.is_active = TRUE ORDER BY d.next_attempt_at, d.id LIMIT $2`+lock, micros(now), n)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET lease_owner = $2, lease_until = $3 WHERE id = $1`,
+				id, owner, micros(leaseUntil)); err != nil {
+				return err
+			}
+			d, err := scanDelivery(tx.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = $1`, id))
+			if err != nil {
+				return err
+			}
+			w, err := scanWebhook(tx.QueryRowContext(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = $1`, d.WebhookID))
+			if err != nil {
+				return err
+			}
+			out = append(out, webhook.Claimed{Delivery: d, Webhook: w})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// RecordAttempt implements webhook.Store.
+func (s *Store) RecordAttempt(ctx context.Context, owner, deliveryID string, a webhook.Attempt) error {
+	status := webhook.StatusPending
+	switch {
+	case a.OK:
+		status = webhook.StatusSuccess
+	case a.Next == nil:
+		status = webhook.StatusFailed
+	}
+	var next sql.NullInt64
+	if status == webhook.StatusPending {
+		next = nullMicros(a.Next)
+	}
+	var errText, body sql.NullString
+	if a.Error != "" {
+		errText = sql.NullString{String: a.Error, Valid: true}
+	}
+	body = sql.NullString{String: a.ResponseBody, Valid: a.ResponseStatus != nil}
+	var respStatus sql.NullInt64
+	if a.ResponseStatus != nil {
+		respStatus = sql.NullInt64{Int64: int64(*a.ResponseStatus), Valid: true}
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var webhookID string
+		err := tx.QueryRowContext(ctx, `SELECT webhook_id FROM webhook_deliveries WHERE id = $1 AND lease_owner = $2
+			AND status = 'pending'`, deliveryID, owner).Scan(&webhookID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return webhook.ErrLeaseLost
+		}
+		if err != nil {
+			return fmt.Errorf("record attempt: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = $2, attempts = attempts + 1,
+			response_status = $3, response_time_ms = $4, response_body = $5, error = $6, last_attempt_at = $7,
+			next_attempt_at = $8, lease_owner = NULL, lease_until = NULL WHERE id = $1`,
+			deliveryID, string(status), respStatus, a.ResponseTimeMs, body, errText, micros(a.At), next); err != nil {
+			return fmt.Errorf("record attempt: %w", err)
+		}
+		if a.OK {
+			_, err := tx.ExecContext(ctx, `UPDATE webhooks SET consecutive_failures = 0 WHERE id = $1`, webhookID)
+			return err
+		}
+		var failures int
+		if err := tx.QueryRowContext(ctx, `UPDATE webhooks SET consecutive_failures = consecutive_failures + 1
+			WHERE id = $1 RETURNING consecutive_failures`, webhookID).Scan(&failures); err != nil {
+			return fmt.Errorf("count webhook failures: %w", err)
+		}
+		if failures < webhook.MaxConsecutiveFailures {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET is_active = FALSE WHERE id = $1`, webhookID); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL,
+			lease_owner = NULL, lease_until = NULL,
+			error = COALESCE(error || '; ', '') || 'not retried: the webhook was disabled after 10 consecutive failures'
+			WHERE webhook_id = $1 AND status = 'pending'`, webhookID)
+		return err
+	})
+}
+
+func scanWebhook(row scanner) (*webhook.Webhook, error) {
+	var (
+		w                    webhook.Webhook
+		events               string
+		createdAt, updatedAt int64
+	)
+	if err := row.Scan(&w.ID, &w.WorkspaceID, &w.Name, &w.URL, &events, &w.Secret, &w.IsActive,
+		&w.ConsecutiveFailures, &createdAt, &updatedAt); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(events), &w.Events); err != nil {
+		return nil, fmt.Errorf("webhook %s events: %w", w.ID, err)
+	}
+	w.CreatedAt, w.UpdatedAt = fromMicros(createdAt), fromMicros(updatedAt)
+	return &w, nil
+}
+
+func scanDelivery(row scanner) (*webhook.Delivery, error) {
+	var (
+		d                        webhook.Delivery
+		payload, status          string
+		respStatus, respMs       sql.NullInt64
+		body, errText            sql.NullString
+		createdAt                int64
+		lastAttempt, nextAttempt sql.NullInt64
+	)
+	if err := row.Scan(&d.ID, &d.WebhookID, &d.WorkspaceID, &d.MessageID, &d.Event, &payload, &status, &d.Attempts,
+		&respStatus, &respMs, &body, &errText, &createdAt, &lastAttempt, &nextAttempt); err != nil {
+		return nil, err
+	}
+	d.Payload, d.Status = []byte(payload), webhook.Status(status)
+	d.ResponseStatus, d.ResponseTimeMs = intPtr(respStatus), intPtr(respMs)
+	d.ResponseBody, d.Error = stringPtr(body), stringPtr(errText)
+	d.CreatedAt, d.LastAttemptAt, d.NextAttemptAt = fromMicros(createdAt), timePtr(lastAttempt), timePtr(nextAttempt)
+	return &d, nil
+}
+
+func intPtr(v sql.NullInt64) *int {
+	if !v.Valid {
+		return nil
+	}
+	n := int(v.Int64)
+	return &n
+}

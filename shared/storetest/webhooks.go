@@ -1,0 +1,321 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/id"
+	"shortlink.dev/shared/webhook"
+)
+
+// WebhookStores is what the webhook suite needs of a backend: the stores,
+// and the outbox writes of the SQL store.
+type WebhookStores interface {
+	Stores
+	webhook.Store
+	EnqueueMessages(ctx context.Context, msgs []webhook.Message) error
+	WebhookEvents(ctx context.Context, workspaceIDs []string) (map[string][]string, error)
+}
+
+// NewWebhook returns an active webhook of the workspace on the events. It is not stored.
+func NewWebhook(workspaceID string, events ...string) *webhook.Webhook {
+	return &webhook.Webhook{ID: id.New(id.Webhook), WorkspaceID: workspaceID, Name: "hook «1»",
+		URL: "https://hooks.example.com/in", Events: events, Secret: "whsec_" + id.Base62(32), IsActive: true,
+		CreatedAt: base, UpdatedAt: base}
+}
+
+// MustCreateWebhook stores w.
+func MustCreateWebhook(t testing.TB, s webhook.Store, w *webhook.Webhook) *webhook.Webhook {
+	t.Helper()
+	if err := s.CreateWebhook(context.Background(), w); err != nil {
+		t.Fatalf("create webhook: %v", err)
+	}
+	return w
+}
+
+func mustMessage(t testing.TB, workspaceID, event string) webhook.Message {
+	t.Helper()
+	m, err := webhook.NewMessage(workspaceID, event, map[string]string{"k": "v"}, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// claimAll claims every due delivery at the time and returns those of the
+// workspace (subtests may share a database: others' are claimed too).
+func claimAll(t testing.TB, s webhook.Store, workspaceID, owner string, now time.Time) []webhook.Claimed {
+	t.Helper()
+	c, err := s.ClaimDue(context.Background(), owner, now, now.Add(time.Minute), 10_000)
+	if err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	return mine(c, workspaceID)
+}
+
+func mine(c []webhook.Claimed, workspaceID string) []webhook.Claimed {
+	var out []webhook.Claimed
+	for _, x := range c {
+		if x.Delivery.WorkspaceID == workspaceID {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Webhooks runs the contract suite of webhook.Store and the outbox against
+// the stores open returns.
+func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
+	ctx := context.Background()
+
+	t.Run("OKCRUD", func(t *testing.T) {
+		s := open(t)
+		ws, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+		w := MustCreateWebhook(t, s, NewWebhook(ws.ID, webhook.EventClick, webhook.EventLinkCreated))
+		got, err := s.GetWebhook(ctx, ws.ID, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := *w
+		want.CreatedAt, want.UpdatedAt = stored(base), stored(base)
+		wantSameJSON(t, "get", got, &want)
+		_, err = s.GetWebhook(ctx, other.ID, w.ID)
+		wantCode(t, err, fault.NotFound, "another workspace's webhook")
+		wantCode(t, s.DeleteWebhook(ctx, other.ID, w.ID), fault.NotFound, "delete from another workspace")
+
+		w.Name, w.Events, w.Secret, w.UpdatedAt = "renamed", []string{"*"}, "whsec_new", at(5)
+		if err := s.UpdateWebhook(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		list, total, err := s.ListWebhooks(ctx, webhook.Filter{WorkspaceID: ws.ID, Limit: 10})
+		if err != nil || total != 1 || len(list) != 1 || list[0].Name != "renamed" || list[0].Events[0] != "*" || list[0].Secret != "whsec_new" {
+			t.Fatalf("list after update: %v %d %v", list, total, err)
+		}
+		if n, _ := s.CountWebhooks(ctx, ws.ID); n != 1 {
+			t.Fatalf("count %d, want 1", n)
+		}
+		if err := s.DeleteWebhook(ctx, ws.ID, w.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.GetWebhook(ctx, ws.ID, w.ID)
+		wantCode(t, err, fault.NotFound, "after delete")
+	})
+
+	t.Run("OKOutboxWithTheChange", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		clicks := MustCreateWebhook(t, s, NewWebhook(ws.ID, webhook.EventClick))
+		links := MustCreateWebhook(t, s, NewWebhook(ws.ID, webhook.EventLinkCreated))
+		all := MustCreateWebhook(t, s, NewWebhook(ws.ID, webhook.All))
+		off := NewWebhook(ws.ID, webhook.All)
+		off.IsActive = false
+		MustCreateWebhook(t, s, off)
+
+		// A failed write stores no message.
+		m := mustMessage(t, ws.ID, webhook.EventLinkCreated)
+		l := NewLink(ws.ID, UniqueDomain(), "dup")
+		MustCreateLink(t, s, l, -1)
+		dup := NewLink(ws.ID, l.Domain, "dup")
+		wantCode(t, s.CreateLink(webhook.WithMessages(ctx, m), dup, -1), fault.SlugExists, "create a taken slug")
+		if c := claimAll(t, s, ws.ID, "a", time.Now().Add(time.Second)); len(c) != 0 {
+			t.Fatalf("a rolled-back change left %d deliveries", len(c))
+		}
+		// A committed one stores a delivery per subscribed active webhook, once.
+		wctx := webhook.WithMessages(ctx, m)
+		MustCreateLink(t, s, NewLink(ws.ID, l.Domain, "fresh"), -1)
+		if err := s.CreateLink(wctx, NewLink(ws.ID, l.Domain, "with-event"), -1); err != nil {
+			t.Fatal(err)
+		}
+		MustCreateLink(t, s, NewLink(ws.ID, l.Domain, "after"), -1)
+		if err := s.CreateLink(wctx, NewLink(ws.ID, l.Domain, "same-ctx"), -1); err != nil {
+			t.Fatal(err)
+		}
+		c := claimAll(t, s, ws.ID, "a", time.Now().Add(time.Second))
+		got := map[string]bool{}
+		for _, x := range c {
+			got[x.Webhook.ID] = true
+			if x.Delivery.MessageID != m.ID || string(x.Delivery.Payload) != string(m.Payload) || x.Delivery.Status != webhook.StatusPending {
+				t.Fatalf("delivery %+v does not carry the message", x.Delivery)
+			}
+		}
+		if len(c) != 2 || !got[links.ID] || !got[all.ID] || got[clicks.ID] {
+			t.Fatalf("deliveries: got %d to %v; want one each to the link.created and * webhooks", len(c), got)
+		}
+		// Enqueued again (a redelivered click batch): no second delivery.
+		if err := s.EnqueueMessages(ctx, []webhook.Message{m}); err != nil {
+			t.Fatal(err)
+		}
+		if d, total, _ := s.ListDeliveries(ctx, webhook.Filter{WorkspaceID: ws.ID, WebhookID: all.ID, Limit: 10}); total != 1 || len(d) != 1 {
+			t.Fatalf("deliveries of the * webhook after enqueueing again: %d", total)
+		}
+		subs, err := s.WebhookEvents(ctx, []string{ws.ID, MustCreateWorkspace(t, s).ID})
+		if err != nil || len(subs) != 1 || len(subs[ws.ID]) != 3 {
+			t.Fatalf("subscriptions: %v, %v", subs, err)
+		}
+	})
+
+	t.Run("OKLeases", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		MustCreateWebhook(t, s, NewWebhook(ws.ID, webhook.All))
+		var msgs []webhook.Message
+		for range 20 {
+			msgs = append(msgs, mustMessage(t, ws.ID, webhook.EventClick))
+		}
+		if err := s.EnqueueMessages(ctx, msgs); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		// Four claimers at once: every delivery goes to exactly one.
+		var mu sync.Mutex
+		seen := map[string]string{}
+		var wg sync.WaitGroup
+		for i := range 4 {
+			owner := string(rune('a' + i))
+			wg.Go(func() {
+				for {
+					c, err := s.ClaimDue(ctx, owner, now, now.Add(time.Minute), 3)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if len(c) == 0 {
+						return
+					}
+					c = mine(c, ws.ID)
+					mu.Lock()
+					for _, x := range c {
+						if prev, ok := seen[x.Delivery.ID]; ok {
+							t.Errorf("delivery %s claimed by %s and %s", x.Delivery.ID, prev, owner)
+						}
+						seen[x.Delivery.ID] = owner
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if len(seen) != 20 {
+			t.Fatalf("claimed %d of 20", len(seen))
+		}
+		// Leased: nobody else gets them until the lease ends; then anybody.
+		if c := claimAll(t, s, ws.ID, "z", now.Add(30*time.Second)); len(c) != 0 {
+			t.Fatalf("%d leased deliveries claimed again", len(c))
+		}
+		c := claimAll(t, s, ws.ID, "z", now.Add(2*time.Minute))
+		if len(c) != 20 {
+			t.Fatalf("after the leases ended: claimed %d of 20", len(c))
+		}
+		// The first owner lost them: its attempt is not recorded.
+		var first string
+		for d, o := range seen {
+			first = d
+			err := s.RecordAttempt(ctx, o, d, webhook.Attempt{At: now, OK: true})
+			if !errors.Is(err, webhook.ErrLeaseLost) {
+				t.Fatalf("record with a lost lease: %v", err)
+			}
+			break
+		}
+		if err := s.RecordAttempt(ctx, "z", first, webhook.Attempt{At: now, OK: true}); err != nil {
+			t.Fatalf("record by the new owner: %v", err)
+		}
+	})
+
+	t.Run("OKAttempts", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		w := MustCreateWebhook(t, s, NewWebhook(ws.ID, webhook.All))
+		if err := s.EnqueueMessages(ctx, []webhook.Message{mustMessage(t, ws.ID, webhook.EventClick)}); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		c := claimAll(t, s, ws.ID, "a", now)[0]
+		st := 503
+		next := now.Add(5 * time.Second)
+		if err := s.RecordAttempt(ctx, "a", c.Delivery.ID, webhook.Attempt{At: now, ResponseStatus: &st,
+			ResponseTimeMs: 12, ResponseBody: "busy", Error: "status 503", Next: &next}); err != nil {
+			t.Fatal(err)
+		}
+		d, err := s.GetDelivery(ctx, ws.ID, c.Delivery.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status != webhook.StatusPending || d.Attempts != 1 || *d.ResponseStatus != 503 || *d.Error != "status 503" ||
+			*d.ResponseBody != "busy" || !d.NextAttemptAt.Equal(next) || !d.LastAttemptAt.Equal(now) {
+			t.Fatalf("after a failed attempt: %+v", d)
+		}
+		if c := claimAll(t, s, ws.ID, "a", now.Add(time.Second)); len(c) != 0 {
+			t.Fatalf("claimed before its retry is due")
+		}
+		c = claimAll(t, s, ws.ID, "a", next)[0]
+		if err := s.RecordAttempt(ctx, "a", c.Delivery.ID, webhook.Attempt{At: next, OK: true}); err != nil {
+			t.Fatal(err)
+		}
+		d, _ = s.GetDelivery(ctx, ws.ID, c.Delivery.ID)
+		if d.Status != webhook.StatusSuccess || d.Attempts != 2 || d.NextAttemptAt != nil {
+			t.Fatalf("after a success: %+v", d)
+		}
+		if got, _ := s.GetWebhook(ctx, ws.ID, w.ID); got.ConsecutiveFailures != 0 {
+			t.Fatalf("failures after a success: %d", got.ConsecutiveFailures)
+		}
+	})
+
+	t.Run("OKTenFailuresDisable", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		w := MustCreateWebhook(t, s, NewWebhook(ws.ID, webhook.All))
+		var msgs []webhook.Message
+		for range 12 {
+			msgs = append(msgs, mustMessage(t, ws.ID, webhook.EventClick))
+		}
+		if err := s.EnqueueMessages(ctx, msgs); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		for i := range 10 {
+			c := claimAll(t, s, ws.ID, "a", now)
+			if len(c) == 0 {
+				t.Fatalf("attempt %d: nothing to claim", i+1)
+			}
+			later := now.Add(time.Hour)
+			if err := s.RecordAttempt(ctx, "a", c[0].Delivery.ID, webhook.Attempt{At: now, Error: "status 500", Next: &later}); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := s.GetWebhook(ctx, ws.ID, w.ID)
+			if (i < 9) != got.IsActive {
+				t.Fatalf("after %d failures: active %v", got.ConsecutiveFailures, got.IsActive)
+			}
+			if got.ConsecutiveFailures >= webhook.MaxConsecutiveFailures {
+				break
+			}
+			now = now.Add(time.Hour + time.Second)
+		}
+		if c := claimAll(t, s, ws.ID, "a", now.Add(10*time.Hour)); len(c) != 0 {
+			t.Fatalf("a disabled webhook's deliveries were claimed: %d", len(c))
+		}
+		list, _, _ := s.ListDeliveries(ctx, webhook.Filter{WorkspaceID: ws.ID, WebhookID: w.ID, Limit: 100})
+		for _, d := range list {
+			if d.Status == webhook.StatusPending {
+				t.Fatalf("delivery %s still pending after the webhook was disabled", d.ID)
+			}
+		}
+		// Re-enabled: no failures, new messages delivered again.
+		w.IsActive, w.UpdatedAt = true, at(100)
+		if err := s.UpdateWebhook(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.GetWebhook(ctx, ws.ID, w.ID); !got.IsActive || got.ConsecutiveFailures != 0 {
+			t.Fatalf("re-enabled: %+v", got)
+		}
+		if err := s.EnqueueMessages(ctx, []webhook.Message{mustMessage(t, ws.ID, webhook.EventClick)}); err != nil {
+			t.Fatal(err)
+		}
+		if c := claimAll(t, s, ws.ID, "a", now.Add(10*time.Hour)); len(c) != 1 {
+			t.Fatalf("after re-enabling: claimed %d, want 1", len(c))
+		}
+	})
+}
