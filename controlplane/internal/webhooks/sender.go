@@ -217,12 +217,41 @@ func parseTarget(raw string) (*url.URL, string) {
 	case u.User != nil:
 		return nil, "must not contain a user name or password"
 	}
+	if host := u.Hostname(); !validHost(host) {
+		return nil, "must name a valid host"
+	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
 			return nil, "must have a port from 1 to 65535"
 		}
 	}
 	return u, ""
+}
+
+// validHost reports whether host is an IP address or a DNS name: labels
+// of 1 to 63 letters, digits, hyphens or underscores (or non-ASCII, for
+// internationalised names), at most 253 bytes, perhaps with a final dot.
+func validHost(host string) bool {
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	name := strings.TrimSuffix(host, ".")
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(name, ".") {
+		if label == "" || len(label) > 63 {
+			return false
+		}
+		for _, c := range label {
+			ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+				c == '-' || c == '_' || c >= utf8.RuneSelf && c != utf8.RuneError
+			if !ok {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // numericHost reports whether the last label of host is a number (decimal,
@@ -330,7 +359,7 @@ func (s *Sender) describe(ctx context.Context, err error) string {
 	switch {
 	case errors.As(err, &ref):
 		return ref.Error()
-	case context.Cause(ctx) == errAttemptTimeout:
+	case errors.Is(context.Cause(ctx), errAttemptTimeout):
 		return fmt.Sprintf("timeout after %s", s.o.Timeout)
 	case ctx.Err() != nil:
 		return "canceled"
