@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -145,11 +146,14 @@ func New(o Options) (*Edge, error) {
 	e.promH = fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{}))
 	if o.Changes != nil {
 		o.Changes.SubscribeLinkChanges(func(c bus.LinkChange) {
-			if c.Kind == bus.KindGallery {
+			switch c.Kind {
+			case bus.KindGallery:
 				e.EvictGallery(c.Domain, c.Slug)
-				return
+			case bus.KindDomain:
+				e.domains.forget(c.Domain)
+			default:
+				e.Evict(c.Domain, c.Slug)
 			}
-			e.Evict(c.Domain, c.Slug)
 		})
 	}
 	e.srv = &fasthttp.Server{
@@ -274,6 +278,23 @@ func (d *domainCache) init(def string) {
 }
 
 const domainTTL = time.Minute
+
+// forget drops what the cache knows of the hosts of a domain name (with
+// any port): it was verified or removed.
+func (d *domainCache) forget(name string) {
+	name = strings.ToLower(name)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for host := range d.m {
+		h := host
+		if hn, _, err := net.SplitHostPort(host); err == nil {
+			h = hn
+		}
+		if h == name {
+			delete(d.m, host)
+		}
+	}
+}
 
 // domainFor returns the link domain of a lower-case host.
 func (e *Edge) domainFor(ctx context.Context, host []byte) string {

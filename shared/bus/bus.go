@@ -26,7 +26,8 @@ type ClickHandler func(ctx context.Context, batch []click.Event) error
 // deleted), or with Kind gallery a gallery's page: caches of domain+slug
 // must forget it.
 type LinkChange struct {
-	// Kind is "" for a link and KindGallery for a gallery page (/bio/{slug}).
+	// Kind is "" for a link, KindGallery for a gallery page (/bio/{slug})
+	// and KindDomain for a custom domain.
 	Kind   string `json:"kind,omitempty"`
 	LinkID string `json:"linkId"`
 	Domain string `json:"domain"`
@@ -35,8 +36,14 @@ type LinkChange struct {
 	Nonce string `json:"nonce,omitempty"`
 }
 
-// KindGallery marks the change of a gallery's page.
-const KindGallery = "gallery"
+// The kinds of change besides links.
+const (
+	// KindGallery marks the change of a gallery's page (Domain, Slug).
+	KindGallery = "gallery"
+	// KindDomain marks a custom domain verified or removed (Domain only):
+	// edges forget which domain its Host serves.
+	KindDomain = "domain"
+)
 
 // LinkChanges publishes and delivers link changes.
 type LinkChanges interface {
