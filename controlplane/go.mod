@@ -44,7 +44,6 @@ require (
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
-	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
@@ -61,6 +60,7 @@ replace shortlink.dev/shared => ../shared
 require (
 	github.com/makiuchi-d/gozxing v0.1.1
 	github.com/yeqown/go-qrcode/v2 v2.2.5
+	golang.org/x/net v0.61.0
 	shortlink.dev/analytics v0.0.0
 )
 

@@ -19,7 +19,7 @@ var bannedAtRules = []string{"@import", "@font-face", "@namespace", "@charset"}
 // SanitizeCSS returns css made safe to place in a <style> element of a gallery
 // page (CONTRACT §5): it cannot end the element or start markup, and it makes
 // the browser load nothing. Ordinary rules (colours, gradients, layout) keep
-// working. The result is at most MaxCustomCSSLen bytes of valid UTF-8 and
+// working. The result is at most 4×MaxCustomCSSLen bytes (MaxCustomCSSLen characters) of valid UTF-8 and
 // SanitizeCSS(SanitizeCSS(s)) == SanitizeCSS(s).
 //
 // It drops every '<' (so no "</style"), every '\' (so no escape can spell a
@@ -30,8 +30,9 @@ var bannedAtRules = []string{"@import", "@font-face", "@namespace", "@charset"}
 // matched ASCII case-insensitively, as CSS reads them.
 func SanitizeCSS(css string) string {
 	css = strings.ToValidUTF8(css, "")
-	if len(css) > MaxCustomCSSLen {
-		n := MaxCustomCSSLen
+	// MaxCustomCSSLen counts characters; a character is at most 4 bytes.
+	if len(css) > 4*MaxCustomCSSLen {
+		n := 4 * MaxCustomCSSLen
 		for n > 0 && !utf8.RuneStart(css[n]) {
 			n--
 		}

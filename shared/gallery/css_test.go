@@ -44,8 +44,9 @@ func TestSanitizeCSS(t *testing.T) {
 		{"MozBinding", "a{-moz-binding:url(x.xml#b);color:red}", "a{color:red}"},
 		{"Behavior", "a{behavior : url(x.htc);color:red}", "a{color:red}"},
 		{"BehaviorStarHack", "a{*behavior:x}", "a{*}"},
-		{"Truncated", strings.Repeat("a", MaxCustomCSSLen+10), strings.Repeat("a", MaxCustomCSSLen)},
-		{"TruncatedAtRune", strings.Repeat("a", MaxCustomCSSLen-1) + "é", strings.Repeat("a", MaxCustomCSSLen-1)},
+		{"Truncated", strings.Repeat("a", 4*MaxCustomCSSLen+10), strings.Repeat("a", 4*MaxCustomCSSLen)},
+		{"TruncatedAtRune", strings.Repeat("a", 4*MaxCustomCSSLen-1) + "é", strings.Repeat("a", 4*MaxCustomCSSLen-1)},
+		{"NotTruncatedInCharacters", strings.Repeat("é", MaxCustomCSSLen), strings.Repeat("é", MaxCustomCSSLen)},
 		{"InvalidUTF8", "a{content:\"\xff\"}", `a{content:""}`},
 	}
 	for _, tt := range tests {
@@ -73,8 +74,8 @@ func checkSafeCSS(t *testing.T, in, got string) {
 			t.Errorf("SanitizeCSS(%q) = %q holds %q", in, got, b)
 		}
 	}
-	if !utf8.ValidString(got) || len(got) > MaxCustomCSSLen {
-		t.Errorf("SanitizeCSS(%q) = %q: invalid UTF-8 or longer than %d", in, got, MaxCustomCSSLen)
+	if !utf8.ValidString(got) || len(got) > 4*MaxCustomCSSLen {
+		t.Errorf("SanitizeCSS(%q) = %q: invalid UTF-8 or longer than %d bytes", in, got, 4*MaxCustomCSSLen)
 	}
 	if again := SanitizeCSS(got); again != got {
 		t.Errorf("SanitizeCSS is not idempotent on %q:\n once %q\ntwice %q", in, got, again)

@@ -5,6 +5,7 @@ package gallery
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -74,9 +75,10 @@ type Item struct {
 	// the item's url names. Nil for other types.
 	LinkID   *string
 	OwnsLink bool
-	// LinkDomain and LinkSlug are the short link's address, read with the
-	// item (not stored with it); empty without a link.
+	// LinkDomain, LinkSlug and LinkArchived are the short link's address
+	// and state, read with the item (not stored with it); empty without a link.
 	LinkDomain, LinkSlug string
+	LinkArchived         bool
 	CreatedAt, UpdatedAt time.Time
 }
 
@@ -99,6 +101,13 @@ type Gallery struct {
 	UpdatedAt time.Time
 }
 
+// Page is the address of a gallery's page: /bio/{Slug} on Domain.
+type Page struct{ Domain, Slug string }
+
+// ErrChanged is returned by UpdateGallery when the gallery changed since
+// it was read; the writer reads it again and reapplies its change.
+var ErrChanged = errors.New("the gallery changed since it was read")
+
 // Filter selects a page of a workspace's galleries, newest first.
 type Filter struct {
 	WorkspaceID   string
@@ -114,8 +123,9 @@ type Store interface {
 	// GetGallery returns the workspace's gallery, or NOT_FOUND.
 	GetGallery(ctx context.Context, workspaceID, id string) (*Gallery, error)
 	// UpdateGallery replaces the stored gallery's own fields with g's (its
-	// items are left alone); SLUG_EXISTS as CreateGallery.
-	UpdateGallery(ctx context.Context, g *Gallery) error
+	// items are left alone) if it was last updated at readAt, else fails
+	// with ErrChanged; SLUG_EXISTS as CreateGallery.
+	UpdateGallery(ctx context.Context, g *Gallery, readAt time.Time) error
 	// DeleteGallery removes the workspace's gallery and its items, or fails
 	// with NOT_FOUND.
 	DeleteGallery(ctx context.Context, workspaceID, id string) error
@@ -124,7 +134,8 @@ type Store interface {
 	// CountGalleries returns the number of the workspace's galleries.
 	CountGalleries(ctx context.Context, workspaceID string) (int, error)
 	// AddItem appends it to the workspace's gallery (its Position is set to
-	// the end), or fails with NOT_FOUND.
+	// the end), or fails with NOT_FOUND, or VALIDATION_ERROR when the
+	// gallery holds MaxItems items already.
 	AddItem(ctx context.Context, workspaceID string, it *Item) error
 	// UpdateItem replaces the stored item's fields (not its position), or
 	// fails with NOT_FOUND.
@@ -135,7 +146,10 @@ type Store interface {
 	// ReorderItems gives the gallery's items the positions of ids, which
 	// must list every item of the gallery exactly once (else VALIDATION_ERROR).
 	ReorderItems(ctx context.Context, workspaceID, galleryID string, ids []string) error
+	// PagesOfLink returns the domain and slug of every gallery whose items
+	// go through the link.
+	PagesOfLink(ctx context.Context, linkID string) ([]Page, error)
 	// ResolveGallery returns the gallery with the slug on the domain,
-	// published or not, or NOT_FOUND. It is the edge's read.
+	// published or not, or NOT_FOUND: the read of the public page and view.
 	ResolveGallery(ctx context.Context, domain, slug string) (*Gallery, error)
 }

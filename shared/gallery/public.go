@@ -46,6 +46,9 @@ func PublicView(g *Gallery, pageURL string, shortURL func(domain, slug string) s
 		p.SocialLinks = []SocialLink{}
 	}
 	for _, it := range g.Items {
+		if it.Type == ItemLink && it.LinkArchived {
+			continue // its short link no longer redirects
+		}
 		pi := PublicItem{
 			Type: it.Type, Title: it.Title, URL: it.URL, IconName: it.IconName,
 			ThumbnailURL: it.ThumbnailURL, EmbedType: it.EmbedType, EmbedData: it.EmbedData,

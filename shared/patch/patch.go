@@ -68,8 +68,24 @@ func SetText(dst **string, f Field[string], max int, name string, fe *fault.Fiel
 		fe.Add(fault.Validation, name, fmt.Sprintf("must be text of at most %d characters", max))
 		return
 	}
+	if HasControl(f.V) {
+		fe.Add(fault.Validation, name, "must not contain control characters (line breaks and tabs are fine)")
+		return
+	}
 	v := f.V
 	*dst = &v
+}
+
+// HasControl reports whether s holds a control character other than tab,
+// line feed and carriage return: NUL and the like, which PostgreSQL refuses
+// in text and no person means to type.
+func HasControl(s string) bool {
+	for _, r := range s {
+		if (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+			return true
+		}
+	}
+	return false
 }
 
 // SetURL applies a URL field to dst like SetText, with check saying why a

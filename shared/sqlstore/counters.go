@@ -64,13 +64,12 @@ func (s *Store) lockLinks(ctx context.Context, tx *sql.Tx, counters []LinkCounte
 	if s.dialect != postgres {
 		return nil
 	}
-	marks := make([]string, len(counters))
-	args := make([]any, len(counters))
+	ids := make([]string, len(counters))
 	for i, c := range counters {
-		marks[i] = fmt.Sprintf("$%d", i+1)
-		args[i] = c.LinkID
+		ids[i] = c.LinkID
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM links WHERE id IN (`+strings.Join(marks, ", ")+`)
+	marks, args := inList(ids)
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM links WHERE id IN (`+marks+`)
 		ORDER BY id FOR UPDATE`, args...)
 	if err != nil {
 		return err

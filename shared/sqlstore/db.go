@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -263,4 +264,16 @@ func stringPtr(v sql.NullString) *string {
 	}
 	s := v.String
 	return &s
+}
+
+// inList returns the placeholders "$1, $2, …" of the values and the values
+// as query arguments, for an IN (…) list.
+func inList(values []string) (string, []any) {
+	marks := make([]string, len(values))
+	args := make([]any, len(values))
+	for i, v := range values {
+		marks[i] = "$" + strconv.Itoa(i+1)
+		args[i] = v
+	}
+	return strings.Join(marks, ", "), args
 }

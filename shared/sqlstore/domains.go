@@ -8,51 +8,203 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/fault"
 )
 
 var _ domain.Store = (*Store)(nil)
 
+const domainColumns = `id, workspace_id, name, verified, verified_at, token, last_error, created_at`
+
 // CreateDomain implements domain.Store.
 func (s *Store) CreateDomain(ctx context.Context, d *domain.Domain) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO domains (id, workspace_id, name, verified, verified_at, token, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		d.ID, d.WorkspaceID, strings.ToLower(d.Name), d.Verified, nullMicros(d.VerifiedAt), d.Token, micros(d.CreatedAt))
-	if isUniqueViolation(err) {
-		return fault.Field(fault.DomainExists, "name", "is already added to this workspace")
+	_, err := s.db.ExecContext(ctx, `INSERT INTO domains (`+domainColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		d.ID, d.WorkspaceID, strings.ToLower(d.Name), d.Verified, nullMicros(d.VerifiedAt), d.Token,
+		nullString(d.LastError), micros(d.CreatedAt))
+	err = domainWriteError(err)
+	if _, ok := fault.As(err); ok || err == nil {
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("create domain: %w", err)
+	return fmt.Errorf("create domain: %w", err)
+}
+
+// domainWriteError maps the unique indexes of domains to DOMAIN_EXISTS:
+// (workspace_id, name), and name among verified domains (domains_verified_name).
+func domainWriteError(err error) error {
+	if !isUniqueViolation(err) {
+		return err
 	}
-	return nil
+	if verifiedNameTaken(err) {
+		return fault.Field(fault.DomainExists, "name", "is already verified by another workspace")
+	}
+	return fault.Field(fault.DomainExists, "name", "is already added to this workspace")
+}
+
+// verifiedNameTaken reports whether a unique violation is of the index that
+// lets one domain of a name be verified.
+func verifiedNameTaken(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.ConstraintName == "domains_verified_name"
+	}
+	// SQLite names the columns: "domains.name" alone for the partial index,
+	// "domains.workspace_id, domains.name" for the workspace's own.
+	return !strings.Contains(err.Error(), "domains.workspace_id")
+}
+
+// GetDomain implements domain.Store.
+func (s *Store) GetDomain(ctx context.Context, workspaceID, id string) (*domain.Domain, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+domainColumns+` FROM domains WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
+	return scanOneDomain(row, "get domain")
 }
 
 // WorkspaceDomain implements domain.Store.
 func (s *Store) WorkspaceDomain(ctx context.Context, workspaceID, name string) (*domain.Domain, error) {
-	var d domain.Domain
-	var verifiedAt sql.NullInt64
-	var created int64
-	err := s.db.QueryRowContext(ctx, `SELECT id, workspace_id, name, verified, verified_at, token, created_at
-		FROM domains WHERE workspace_id = $1 AND name = $2`, workspaceID, strings.ToLower(name)).
-		Scan(&d.ID, &d.WorkspaceID, &d.Name, &d.Verified, &verifiedAt, &d.Token, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fault.NotFoundf("domain")
+	row := s.db.QueryRowContext(ctx, `SELECT `+domainColumns+` FROM domains WHERE workspace_id = $1 AND name = $2`,
+		workspaceID, strings.ToLower(name))
+	return scanOneDomain(row, "get domain")
+}
+
+// ListDomains implements domain.Store.
+func (s *Store) ListDomains(ctx context.Context, f domain.Filter) ([]*domain.Domain, int, error) {
+	var total int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM domains WHERE workspace_id = $1`, f.WorkspaceID).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count domains: %w", err)
 	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+domainColumns+` FROM domains WHERE workspace_id = $1
+		ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, f.WorkspaceID, f.Limit, f.Offset)
 	if err != nil {
-		return nil, fmt.Errorf("get domain: %w", err)
+		return nil, 0, fmt.Errorf("list domains: %w", err)
 	}
-	d.VerifiedAt, d.CreatedAt = timePtr(verifiedAt), fromMicros(created)
-	return &d, nil
+	defer rows.Close()
+	out := []*domain.Domain{}
+	for rows.Next() {
+		d, err := scanDomain(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("list domains: %w", err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("list domains: %w", err)
+	}
+	return out, total, nil
 }
 
 // MarkVerified implements domain.Store.
 func (s *Store) MarkVerified(ctx context.Context, id string, at time.Time) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE domains SET verified = TRUE, verified_at = $1 WHERE id = $2`, micros(at), id)
-	if err != nil {
-		return fmt.Errorf("verify domain: %w", err)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		// verified = FALSE makes a second verification (a concurrent one too:
+		// PostgreSQL re-checks the row once the first commits) change nothing
+		// and roll back, its webhook message with it.
+		res, err := tx.ExecContext(ctx, `UPDATE domains SET verified = TRUE, verified_at = $1, last_error = NULL
+			WHERE id = $2 AND verified = FALSE`, micros(at), id)
+		if err != nil {
+			return domainWriteError(err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		var verified bool
+		err = tx.QueryRowContext(ctx, `SELECT verified FROM domains WHERE id = $1`, id).Scan(&verified)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return fault.NotFoundf("domain")
+		case err != nil:
+			return err
+		}
+		return domain.ErrAlreadyVerified
+	})
+	if _, ok := fault.As(err); ok || err == nil || errors.Is(err, domain.ErrAlreadyVerified) {
+		return err
 	}
-	return mustAffect(res, "domain")
+	return fmt.Errorf("verify domain: %w", err)
+}
+
+// SetLastError implements domain.Store.
+func (s *Store) SetLastError(ctx context.Context, id, message string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE domains SET last_error = $1 WHERE id = $2 AND verified = FALSE`, message, id)
+	if err != nil {
+		return fmt.Errorf("record domain error: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return err
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM domains WHERE id = $1`, id).Scan(&n); err != nil {
+		return fmt.Errorf("record domain error: %w", err)
+	}
+	if n == 0 {
+		return fault.NotFoundf("domain")
+	}
+	return nil
+}
+
+// DeleteDomain implements domain.Store.
+func (s *Store) DeleteDomain(ctx context.Context, workspaceID, id string, at time.Time) (*domain.Removal, error) {
+	var r domain.Removal
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		d, err := scanDomain(tx.QueryRowContext(ctx, `DELETE FROM domains WHERE id = $1 AND workspace_id = $2
+			RETURNING `+domainColumns, id, workspaceID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fault.NotFoundf("domain")
+		}
+		if err != nil {
+			return err
+		}
+		r = domain.Removal{Domain: d, Links: []domain.LinkRef{}, GallerySlugs: []string{}}
+		rows, err := tx.QueryContext(ctx, `UPDATE links SET is_archived = TRUE, updated_at = $1
+			WHERE workspace_id = $2 AND domain = $3 AND is_archived = FALSE RETURNING id, slug`,
+			micros(at), workspaceID, d.Name)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var l domain.LinkRef
+			if err := rows.Scan(&l.ID, &l.Slug); err != nil {
+				rows.Close()
+				return err
+			}
+			r.Links = append(r.Links, l)
+		}
+		if err := closeRows(rows); err != nil {
+			return err
+		}
+		rows, err = tx.QueryContext(ctx, `UPDATE galleries SET is_published = FALSE, updated_at = $1
+			WHERE workspace_id = $2 AND domain = $3 AND is_published = TRUE RETURNING slug`,
+			micros(at), workspaceID, d.Name)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var slug string
+			if err := rows.Scan(&slug); err != nil {
+				rows.Close()
+				return err
+			}
+			r.GallerySlugs = append(r.GallerySlugs, slug)
+		}
+		return closeRows(rows)
+	})
+	if _, ok := fault.As(err); ok {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("delete domain: %w", err)
+	}
+	return &r, nil
+}
+
+// closeRows closes rows and returns the error that ended their iteration.
+func closeRows(rows *sql.Rows) error {
+	err := rows.Err()
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // IsVerifiedDomain implements domain.Store.
@@ -64,4 +216,29 @@ func (s *Store) IsVerifiedDomain(ctx context.Context, name string) (bool, error)
 		return false, fmt.Errorf("check domain: %w", err)
 	}
 	return n > 0, nil
+}
+
+func scanOneDomain(row scanner, op string) (*domain.Domain, error) {
+	d, err := scanDomain(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fault.NotFoundf("domain")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return d, nil
+}
+
+func scanDomain(row scanner) (*domain.Domain, error) {
+	var (
+		d          domain.Domain
+		verifiedAt sql.NullInt64
+		lastError  sql.NullString
+		created    int64
+	)
+	if err := row.Scan(&d.ID, &d.WorkspaceID, &d.Name, &d.Verified, &verifiedAt, &d.Token, &lastError, &created); err != nil {
+		return nil, err
+	}
+	d.VerifiedAt, d.LastError, d.CreatedAt = timePtr(verifiedAt), stringPtr(lastError), fromMicros(created)
+	return &d, nil
 }

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"time"
 
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/gallery"
@@ -21,7 +21,7 @@ const galleryColumns = `id, workspace_id, domain, slug, title, bio, avatar_url, 
 // items have one).
 const itemSelect = `SELECT i.id, i.gallery_id, i.type, i.title, i.url, i.icon_name, i.thumbnail_url,
 	i.embed_type, i.embed_data, i.position, i.link_id, i.owns_link, i.created_at, i.updated_at,
-	COALESCE(l.domain, ''), COALESCE(l.slug, '')
+	COALESCE(l.domain, ''), COALESCE(l.slug, ''), COALESCE(l.is_archived, FALSE)
 	FROM gallery_items i LEFT JOIN links l ON l.id = i.link_id`
 
 // CreateGallery implements gallery.Store.
@@ -38,20 +38,27 @@ func (s *Store) CreateGallery(ctx context.Context, g *gallery.Gallery) error {
 }
 
 // UpdateGallery implements gallery.Store.
-func (s *Store) UpdateGallery(ctx context.Context, g *gallery.Gallery) error {
+func (s *Store) UpdateGallery(ctx context.Context, g *gallery.Gallery, readAt time.Time) error {
 	social, err := json.Marshal(socialOrEmpty(g.SocialLinks))
 	if err != nil {
 		return err
 	}
 	res, err := s.db.ExecContext(ctx, `UPDATE galleries SET domain = $3, slug = $4, title = $5, bio = $6,
 		avatar_url = $7, theme = $8, custom_css = $9, social_links = $10, is_published = $11, updated_at = $12
-		WHERE id = $1 AND workspace_id = $2`,
+		WHERE id = $1 AND workspace_id = $2 AND updated_at = $13`,
 		g.ID, g.WorkspaceID, g.Domain, g.Slug, nullString(g.Title), nullString(g.Bio), nullString(g.AvatarURL),
-		string(g.Theme), nullString(g.CustomCSS), string(social), g.IsPublished, micros(g.UpdatedAt))
+		string(g.Theme), nullString(g.CustomCSS), string(social), g.IsPublished, micros(g.UpdatedAt), micros(readAt))
 	if err != nil {
 		return galleryWriteError("update gallery", err)
 	}
-	return affectedOne(res, nil, "update gallery", "gallery")
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return err
+	}
+	// Gone, or changed since it was read: say which.
+	if _, err := s.GetGallery(ctx, g.WorkspaceID, g.ID); err != nil {
+		return err
+	}
+	return gallery.ErrChanged
 }
 
 func galleryWriteError(op string, err error) error {
@@ -137,6 +144,28 @@ func (s *Store) ListGalleries(ctx context.Context, f gallery.Filter) ([]*gallery
 	return out, total, nil
 }
 
+// PagesOfLink implements gallery.Store.
+func (s *Store) PagesOfLink(ctx context.Context, linkID string) ([]gallery.Page, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT g.domain, g.slug FROM galleries g
+		JOIN gallery_items i ON i.gallery_id = g.id WHERE i.link_id = $1`, linkID)
+	if err != nil {
+		return nil, fmt.Errorf("read the galleries of a link: %w", err)
+	}
+	defer rows.Close()
+	var out []gallery.Page
+	for rows.Next() {
+		var p gallery.Page
+		if err := rows.Scan(&p.Domain, &p.Slug); err != nil {
+			return nil, fmt.Errorf("read the galleries of a link: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the galleries of a link: %w", err)
+	}
+	return out, nil
+}
+
 // CountGalleries implements gallery.Store.
 func (s *Store) CountGalleries(ctx context.Context, workspaceID string) (int, error) {
 	return s.count(ctx, `SELECT COUNT(*) FROM galleries WHERE workspace_id = $1`, workspaceID, "count galleries")
@@ -148,15 +177,14 @@ func (s *Store) loadItems(ctx context.Context, gs []*gallery.Gallery) error {
 		return nil
 	}
 	byID := make(map[string]*gallery.Gallery, len(gs))
-	marks := make([]string, len(gs))
-	args := make([]any, len(gs))
+	ids := make([]string, len(gs))
 	for i, g := range gs {
 		g.Items = []*gallery.Item{}
 		byID[g.ID] = g
-		marks[i] = fmt.Sprintf("$%d", i+1)
-		args[i] = g.ID
+		ids[i] = g.ID
 	}
-	rows, err := s.db.QueryContext(ctx, itemSelect+` WHERE i.gallery_id IN (`+strings.Join(marks, ", ")+`)
+	marks, args := inList(ids)
+	rows, err := s.db.QueryContext(ctx, itemSelect+` WHERE i.gallery_id IN (`+marks+`)
 		ORDER BY i.gallery_id, i.position, i.id`, args...)
 	if err != nil {
 		return fmt.Errorf("read gallery items: %w", err)
@@ -190,6 +218,9 @@ func (s *Store) AddItem(ctx context.Context, workspaceID string, it *gallery.Ite
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(position) + 1, 0) FROM gallery_items WHERE gallery_id = $1`,
 			it.GalleryID).Scan(&it.Position); err != nil {
 			return err
+		}
+		if it.Position >= gallery.MaxItems {
+			return fault.New(fault.Validation, "a gallery holds at most %d items", gallery.MaxItems)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO gallery_items (id, gallery_id, type, title, url, icon_name,
 			thumbnail_url, embed_type, embed_data, position, link_id, owns_link, created_at, updated_at)
@@ -373,7 +404,7 @@ func scanItem(row scanner) (*gallery.Item, error) {
 		createdAt, updatedAt                 int64
 	)
 	if err := row.Scan(&it.ID, &it.GalleryID, &typ, &title, &u, &icon, &thumb, &embType, &data, &it.Position,
-		&linkID, &it.OwnsLink, &createdAt, &updatedAt, &it.LinkDomain, &it.LinkSlug); err != nil {
+		&linkID, &it.OwnsLink, &createdAt, &updatedAt, &it.LinkDomain, &it.LinkSlug, &it.LinkArchived); err != nil {
 		return nil, err
 	}
 	it.Type = gallery.ItemType(typ)

@@ -47,7 +47,10 @@ func (s *Store) GetQRCode(ctx context.Context, workspaceID, id string) (*qrcode.
 
 // UpdateQRCode implements qrcode.Store.
 func (s *Store) UpdateQRCode(ctx context.Context, c *qrcode.Code) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE qr_codes SET name = $3, url = $4, link_id = $5, size = $6,
+	// A code moved to another link starts counting again: its scans were
+	// the old link's.
+	res, err := s.db.ExecContext(ctx, `UPDATE qr_codes SET name = $3, url = $4,
+		scan_count = CASE WHEN link_id IS NOT DISTINCT FROM $5 THEN scan_count ELSE 0 END, link_id = $5, size = $6,
 		foreground_color = $7, background_color = $8, corner_radius = $9, error_correction = $10, updated_at = $11
 		WHERE id = $1 AND workspace_id = $2`,
 		c.ID, c.WorkspaceID, c.Name, c.URL, nullString(c.LinkID), c.Size, c.ForegroundColor, c.BackgroundColor,
@@ -187,16 +190,10 @@ func (s *Store) QRCodeLinks(ctx context.Context, ids []string) (map[string]strin
 	if len(ids) == 0 {
 		return out, nil
 	}
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	marks := make([]string, len(ids))
-	args := make([]any, len(ids))
-	for i, v := range ids {
-		marks[i] = fmt.Sprintf("$%d", i+1)
-		args[i] = v
-	}
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	marks, args := inList(ids)
 	rows, err := s.db.QueryContext(ctx, `SELECT id, link_id FROM qr_codes WHERE link_id IS NOT NULL AND id IN (`+
-		strings.Join(marks, ", ")+`)`, args...)
+		marks+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read QR code links: %w", err)
 	}
@@ -208,5 +205,8 @@ func (s *Store) QRCodeLinks(ctx context.Context, ids []string) (map[string]strin
 		}
 		out[id] = linkID
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read QR code links: %w", err)
+	}
+	return out, nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"shortlink.dev/shared/fault"
@@ -182,14 +181,9 @@ func (s *Store) WebhookEvents(ctx context.Context, workspaceIDs []string) (map[s
 	if len(workspaceIDs) == 0 {
 		return out, nil
 	}
-	marks := make([]string, len(workspaceIDs))
-	args := make([]any, len(workspaceIDs))
-	for i, w := range workspaceIDs {
-		marks[i] = fmt.Sprintf("$%d", i+1)
-		args[i] = w
-	}
+	marks, args := inList(workspaceIDs)
 	rows, err := s.db.QueryContext(ctx, `SELECT workspace_id, events FROM webhooks
-		WHERE is_active = TRUE AND workspace_id IN (`+strings.Join(marks, ", ")+`)`, args...)
+		WHERE is_active = TRUE AND workspace_id IN (`+marks+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read webhook subscriptions: %w", err)
 	}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -72,7 +73,7 @@ func Galleries(t *testing.T, open func(t *testing.T) Stores) {
 		g := NewGallery(ws.ID, dom, "free")
 		mustCreateGallery(t, s, g)
 		g.Slug = "taken"
-		wantCode(t, s.UpdateGallery(ctx, g), fault.SlugExists, "update to a taken slug")
+		wantCode(t, s.UpdateGallery(ctx, g, base), fault.SlugExists, "update to a taken slug")
 	})
 
 	t.Run("OKUpdate", func(t *testing.T) {
@@ -85,8 +86,14 @@ func Galleries(t *testing.T, open func(t *testing.T) Stores) {
 		g.Slug, g.Title, g.Bio, g.Theme, g.CustomCSS, g.IsPublished = "ada2", nil, ptr("new"), gallery.ThemeNeon, nil, true
 		g.SocialLinks = []gallery.SocialLink{{Platform: "x", URL: "https://x.com/ada"}, {Platform: "website", URL: "https://ada.dev"}}
 		g.UpdatedAt = at(60)
-		if err := s.UpdateGallery(ctx, g); err != nil {
+		if err := s.UpdateGallery(ctx, g, base); err != nil {
 			t.Fatalf("update: %v", err)
+		}
+		// A writer that read it before this update does not undo it.
+		stale := *g
+		stale.Title, stale.UpdatedAt = ptr("stale"), at(61)
+		if err := s.UpdateGallery(ctx, &stale, base); !errors.Is(err, gallery.ErrChanged) {
+			t.Fatalf("update from a stale read: %v, want ErrChanged", err)
 		}
 		got := mustGetGallery(t, s, ws.ID, g.ID)
 		if len(got.Items) != 1 || got.Items[0].ID != it.ID {
@@ -108,7 +115,7 @@ func Galleries(t *testing.T, open func(t *testing.T) Stores) {
 		wantCode(t, err, fault.NotFound, "get")
 		o := *g
 		o.WorkspaceID = other.ID
-		wantCode(t, s.UpdateGallery(ctx, &o), fault.NotFound, "update")
+		wantCode(t, s.UpdateGallery(ctx, &o, base), fault.NotFound, "update")
 		wantCode(t, s.DeleteGallery(ctx, other.ID, g.ID), fault.NotFound, "delete")
 		wantCode(t, s.AddItem(ctx, other.ID, newItem(g.ID, gallery.ItemDivider, "")), fault.NotFound, "add item")
 		wantCode(t, s.UpdateItem(ctx, other.ID, it), fault.NotFound, "update item")

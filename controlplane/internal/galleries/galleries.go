@@ -6,6 +6,7 @@ package galleries
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -54,6 +55,14 @@ type Store interface {
 	gallery.Store
 	shortdomain.Store
 	ResolveLink(ctx context.Context, domain, slug string) (*link.Link, error)
+}
+
+// Actor is who makes a change: the API key's workspace and id, and whether
+// the key may write links (a link item makes and changes a short link).
+type Actor struct {
+	Workspace     *workspace.Workspace
+	KeyID         string
+	CanWriteLinks bool
 }
 
 // Service manages galleries.
@@ -115,19 +124,34 @@ func (s *Service) Publish(ctx context.Context, ws *workspace.Workspace, galleryI
 	})
 }
 
-// edit reads the gallery, changes it with fn and stores it.
+// edit reads the gallery, changes it with fn and stores it; when another
+// write came between, it reads it again and reapplies fn (a PATCH racing a
+// publish keeps both).
 func (s *Service) edit(ctx context.Context, ws *workspace.Workspace, galleryID string, fn func(*gallery.Gallery) error) (*gallery.Gallery, error) {
-	g, err := s.Store.GetGallery(ctx, ws.ID, galleryID)
-	if err != nil {
-		return nil, err
-	}
-	oldDomain, oldSlug := g.Domain, g.Slug
-	if err := fn(g); err != nil {
-		return nil, err
-	}
-	g.UpdatedAt = s.now()
-	if err := s.Store.UpdateGallery(ctx, g); err != nil {
-		return nil, err
+	var g *gallery.Gallery
+	var oldDomain, oldSlug string
+	for attempt := 0; ; attempt++ {
+		var err error
+		if g, err = s.Store.GetGallery(ctx, ws.ID, galleryID); err != nil {
+			return nil, err
+		}
+		oldDomain, oldSlug = g.Domain, g.Slug
+		readAt := g.UpdatedAt
+		if err := fn(g); err != nil {
+			return nil, err
+		}
+		g.UpdatedAt = s.now()
+		if !g.UpdatedAt.After(readAt) {
+			g.UpdatedAt = readAt.Add(time.Microsecond)
+		}
+		err = s.Store.UpdateGallery(ctx, g, readAt)
+		if errors.Is(err, gallery.ErrChanged) && attempt < 10 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		break
 	}
 	s.changed(ctx, g.Domain, g.Slug)
 	if oldDomain != g.Domain || oldSlug != g.Slug {
@@ -158,7 +182,8 @@ func (s *Service) Delete(ctx context.Context, ws *workspace.Workspace, galleryID
 // AddItem validates in and appends it to the workspace's gallery. A link
 // item gets its short link: a new one on the gallery's domain, or the
 // workspace's link that its url already names.
-func (s *Service) AddItem(ctx context.Context, ws *workspace.Workspace, keyID, galleryID string, in ItemInput) (*gallery.Item, error) {
+func (s *Service) AddItem(ctx context.Context, by Actor, galleryID string, in ItemInput) (*gallery.Item, error) {
+	ws := by.Workspace
 	g, err := s.Store.GetGallery(ctx, ws.ID, galleryID)
 	if err != nil {
 		return nil, err
@@ -171,10 +196,14 @@ func (s *Service) AddItem(ctx context.Context, ws *workspace.Workspace, keyID, g
 	if err := applyItem(it, &in, true); err != nil {
 		return nil, err
 	}
-	if err := s.bindLink(ctx, ws, keyID, g, it, nil); err != nil {
+	if err := s.bindLink(ctx, by, g, it, nil); err != nil {
 		return nil, err
 	}
 	if err := s.Store.AddItem(ctx, ws.ID, it); err != nil {
+		// The link made for the item serves nothing now.
+		if rerr := s.releaseLink(ctx, ws, it); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
 		return nil, err
 	}
 	s.changed(ctx, g.Domain, g.Slug)
@@ -182,7 +211,8 @@ func (s *Service) AddItem(ctx context.Context, ws *workspace.Workspace, keyID, g
 }
 
 // UpdateItem applies in to an item of the workspace's gallery.
-func (s *Service) UpdateItem(ctx context.Context, ws *workspace.Workspace, keyID, galleryID, itemID string, in ItemInput) (*gallery.Item, error) {
+func (s *Service) UpdateItem(ctx context.Context, by Actor, galleryID, itemID string, in ItemInput) (*gallery.Item, error) {
+	ws := by.Workspace
 	g, err := s.Store.GetGallery(ctx, ws.ID, galleryID)
 	if err != nil {
 		return nil, err
@@ -195,7 +225,7 @@ func (s *Service) UpdateItem(ctx context.Context, ws *workspace.Workspace, keyID
 	if err := applyItem(it, &in, false); err != nil {
 		return nil, err
 	}
-	if err := s.bindLink(ctx, ws, keyID, g, it, &before); err != nil {
+	if err := s.bindLink(ctx, by, g, it, &before); err != nil {
 		return nil, err
 	}
 	it.UpdatedAt = s.now()
@@ -259,6 +289,20 @@ func (s *Service) PageURL(g *gallery.Gallery) string {
 	return gallery.PageURL(s.Config.ShortURLScheme, g.Domain, g.Slug)
 }
 
+// LinkChanged tells the edges that the pages of the galleries whose items
+// go through the link changed: a link item shows its link's address and
+// disappears when the link is archived.
+func (s *Service) LinkChanged(ctx context.Context, linkID string) {
+	pages, err := s.Store.PagesOfLink(ctx, linkID)
+	if err != nil {
+		// The pages expire from the edges' caches on their own.
+		return
+	}
+	for _, p := range pages {
+		s.changed(ctx, p.Domain, p.Slug)
+	}
+}
+
 func (s *Service) changed(ctx context.Context, domain, slug string) {
 	if s.Changed != nil {
 		s.Changed(ctx, bus.LinkChange{Kind: bus.KindGallery, Domain: domain, Slug: slug})
@@ -281,7 +325,8 @@ func findItem(g *gallery.Gallery, itemID string) *gallery.Item {
 // bindLink gives a link item the short link its clicks go through, and
 // lets go of the one it had when it stops needing it. before is the item
 // as it was (nil for a new item).
-func (s *Service) bindLink(ctx context.Context, ws *workspace.Workspace, keyID string, g *gallery.Gallery, it, before *gallery.Item) error {
+func (s *Service) bindLink(ctx context.Context, by Actor, g *gallery.Gallery, it, before *gallery.Item) error {
+	ws := by.Workspace
 	urlChanged := before == nil || before.Type != it.Type || !samePtr(before.URL, it.URL)
 	if it.Type != gallery.ItemLink {
 		if before != nil {
@@ -297,7 +342,16 @@ func (s *Service) bindLink(ctx context.Context, ws *workspace.Workspace, keyID s
 	}
 	target := *it.URL
 	rules := shortdomain.Rules{Store: s.Store, Config: s.Config}
-	if u, err := url.Parse(target); err == nil && rules.IsShort(ctx, link.HostOf(u)) {
+	if u, err := url.Parse(target); err == nil && rules.IsShort(ctx, link.HostOf(u)) && strings.HasPrefix(u.Path, "/bio/") {
+		// Another gallery's page: a plain link, nothing to count.
+		if before != nil {
+			if err := s.releaseLink(ctx, ws, before); err != nil {
+				return err
+			}
+		}
+		it.LinkID, it.OwnsLink, it.LinkDomain, it.LinkSlug = nil, false, "", ""
+		return nil
+	} else if err == nil && rules.IsShort(ctx, link.HostOf(u)) {
 		// A short link of ours already: the item uses it as it is.
 		l, err := s.Store.ResolveLink(ctx, rules.Name(link.HostOf(u)), strings.Trim(u.Path, "/"))
 		if fault.Is(err, fault.NotFound) || (err == nil && l.WorkspaceID != ws.ID) {
@@ -316,6 +370,9 @@ func (s *Service) bindLink(ctx context.Context, ws *workspace.Workspace, keyID s
 		}
 		it.LinkID, it.OwnsLink, it.LinkDomain, it.LinkSlug = &l.ID, false, l.Domain, l.Slug
 		return nil
+	}
+	if !by.CanWriteLinks {
+		return fault.New(fault.Forbidden, "a link item's url goes through a short link of its own: this API key needs the links:write permission too")
 	}
 	if before != nil && before.OwnsLink && before.LinkID != nil {
 		// The item's own link follows its url: its clicks stay in one place.
@@ -336,7 +393,7 @@ func (s *Service) bindLink(ctx context.Context, ws *workspace.Workspace, keyID s
 		Description:    patch.Value("Link item of gallery " + g.ID + " (/bio/" + g.Slug + ")"),
 		Tags:           patch.Value([]string{"bio"}),
 	}
-	l, err := s.Links.Create(ctx, ws, keyID, in)
+	l, err := s.Links.Create(ctx, ws, by.KeyID, in)
 	if err != nil {
 		return itemURLError(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/gallery"
 	"shortlink.dev/shared/patch"
+	"shortlink.dev/shared/workspace"
 )
 
 // galleryJSON is a gallery with its items (spec §2.5, CONTRACT §8).
@@ -156,8 +157,7 @@ func (a *API) addGalleryItem(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
-	p := principalOf(r.Context())
-	it, err := a.galleries.AddItem(r.Context(), p.Workspace, p.Key.ID, chi.URLParam(r, "id"), in)
+	it, err := a.galleries.AddItem(r.Context(), actorOf(r), chi.URLParam(r, "id"), in)
 	a.writeItem(w, r, http.StatusCreated, it, err)
 }
 
@@ -167,8 +167,7 @@ func (a *API) updateGalleryItem(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
-	p := principalOf(r.Context())
-	it, err := a.galleries.UpdateItem(r.Context(), p.Workspace, p.Key.ID, chi.URLParam(r, "id"), chi.URLParam(r, "itemId"), in)
+	it, err := a.galleries.UpdateItem(r.Context(), actorOf(r), chi.URLParam(r, "id"), chi.URLParam(r, "itemId"), in)
 	a.writeItem(w, r, http.StatusOK, it, err)
 }
 
@@ -211,6 +210,12 @@ func (a *API) publicGallery(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeData(w, http.StatusOK, p)
+}
+
+// actorOf is the gallery service's view of the request's key.
+func actorOf(r *http.Request) galleries.Actor {
+	p := principalOf(r.Context())
+	return galleries.Actor{Workspace: p.Workspace, KeyID: p.Key.ID, CanWriteLinks: p.Key.Has(workspace.LinksWrite)}
 }
 
 func (a *API) writeGallery(w http.ResponseWriter, r *http.Request, status int, g *gallery.Gallery, err error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"shortlink.dev/controlplane/internal/domains"
 	"shortlink.dev/controlplane/internal/galleries"
 	"shortlink.dev/controlplane/internal/links"
 	"shortlink.dev/controlplane/internal/qrcodes"
@@ -65,6 +66,7 @@ type API struct {
 	qr        *qrcodes.Service
 	galleries *galleries.Service
 	webhooks  *webhooks.Service
+	domains   *domains.Service
 	limiter   ratelimit.Limiter
 	stats     stats.Reader
 	log       *slog.Logger
@@ -106,6 +108,7 @@ func New(o Options) *API {
 	}
 	a.qr = qrcodes.New(o.Store, o.Config)
 	a.galleries = galleries.New(o.Store, o.Config, a.links)
+	a.links.AfterChange = a.galleries.LinkChanged
 	if o.Changes != nil {
 		a.galleries.Changed = func(ctx context.Context, c bus.LinkChange) {
 			if err := o.Changes.PublishLinkChange(ctx, c); err != nil {
@@ -122,6 +125,15 @@ func New(o Options) *API {
 		}
 	}
 	a.webhooks = webhooks.New(o.Store, o.Dispatcher.Sender(), o.Dispatcher)
+	a.domains = domains.New(o.Store, o.Config)
+	if o.Changes != nil {
+		a.domains.Changed = func(ctx context.Context, c bus.LinkChange) {
+			if err := o.Changes.PublishLinkChange(ctx, c); err != nil {
+				// The change is stored; edges still drop the old entries when they expire.
+				a.log.ErrorContext(ctx, "publishing a domain change failed", "domain", c.Domain, "slug", c.Slug, "err", err)
+			}
+		}
+	}
 	a.router = a.routes()
 	return a
 }
@@ -158,6 +170,12 @@ func (a *API) routes() chi.Router {
 		r.With(a.need(workspace.KeysWrite)).Delete("/api-keys/{id}", a.deleteKey)
 
 		r.With(a.need(workspace.UsageRead)).Get("/usage", a.usage)
+
+		r.With(a.need(workspace.DomainsWrite)).Post("/domains", a.createDomain)
+		r.With(a.need(workspace.DomainsRead)).Get("/domains", a.listDomains)
+		r.With(a.need(workspace.DomainsRead)).Get("/domains/{id}", a.getDomain)
+		r.With(a.need(workspace.DomainsWrite)).Delete("/domains/{id}", a.deleteDomain)
+		r.With(a.need(workspace.DomainsWrite)).Post("/domains/{id}/verify", a.verifyDomain)
 
 		r.With(a.need(workspace.WebhooksWrite)).Post("/webhooks", a.createWebhook)
 		r.With(a.need(workspace.WebhooksRead)).Get("/webhooks", a.listWebhooks)

@@ -62,6 +62,9 @@ type Service struct {
 	// Changed, when set, is told of every stored change of a link, with the
 	// domain and slug it had before and after (the edges evict both).
 	Changed func(ctx context.Context, c bus.LinkChange)
+	// AfterChange, when set, is told the id of every link stored changed
+	// (the gallery pages that show it are evicted).
+	AfterChange func(ctx context.Context, linkID string)
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 }
@@ -121,6 +124,9 @@ func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, keyID str
 }
 
 func (s *Service) changed(ctx context.Context, l *link.Link, oldDomain, oldSlug string) {
+	if s.AfterChange != nil {
+		s.AfterChange(ctx, l.ID)
+	}
 	if s.Changed == nil {
 		return
 	}

@@ -242,7 +242,7 @@ func (s *Service) apply(ctx context.Context, c *qrcode.Code, in *Input, creating
 	switch {
 	case in.Name.HasValue():
 		n := utf8.RuneCountInString(in.Name.V)
-		if n == 0 || n > MaxNameLen || !utf8.ValidString(in.Name.V) {
+		if n == 0 || n > MaxNameLen || !utf8.ValidString(in.Name.V) || patch.HasControl(in.Name.V) {
 			fe.Add(fault.Validation, "name", fmt.Sprintf("must be 1 to %d characters", MaxNameLen))
 		}
 		c.Name = in.Name.V
@@ -269,8 +269,14 @@ func (s *Service) apply(ctx context.Context, c *qrcode.Code, in *Input, creating
 			fe.Add(fault.Validation, "linkId", "is an archived link; restore it first")
 			break
 		}
+		if c.LinkID == nil || *c.LinkID != l.ID {
+			c.ScanCount = 0 // the store starts counting again for another link
+		}
 		c.LinkID, c.URL, c.LinkDomain, c.LinkSlug = &l.ID, "", l.Domain, l.Slug
 	case in.LinkID.Null:
+		if c.LinkID != nil {
+			c.ScanCount = 0
+		}
 		c.LinkID, c.LinkDomain, c.LinkSlug = nil, "", ""
 	}
 	if c.LinkID == nil && !in.LinkID.HasValue() {

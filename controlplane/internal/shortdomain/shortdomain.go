@@ -7,6 +7,7 @@ import (
 	"context"
 	"strings"
 
+	"shortlink.dev/controlplane/internal/domains"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/fault"
@@ -26,24 +27,30 @@ type Rules struct {
 }
 
 // Resolve returns the stored name of the domain a resource asks for: the
-// default domain (for "" too), or a verified custom domain of the workspace.
-// An unknown or unverified domain is added to fe on field "domain" and ""
-// is returned.
+// default domain (for "" too), or a verified custom domain of the workspace
+// (asked for in any case, an internationalised name in Unicode or punycode).
+// Any other domain (unknown, another workspace's, not verified yet) is added
+// to fe as DOMAIN_NOT_VERIFIED on field "domain", and "" is returned.
 func (r Rules) Resolve(ctx context.Context, workspaceID, name string, fe *fault.FieldErrors) (string, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
 	if name == "" || name == r.Config.DefaultDomain {
 		return r.Config.DefaultDomain, nil
 	}
+	if stored, why := domains.NormalizeName(name, ""); why == "" {
+		name = stored
+	}
 	d, err := r.Store.WorkspaceDomain(ctx, workspaceID, name)
 	if fault.Is(err, fault.NotFound) {
-		fe.Add(fault.Validation, "domain", "is not a domain of this workspace; add it with POST /domains first")
+		fe.Add(fault.DomainNotVerified, "domain", "is not a verified domain of this workspace; "+
+			"add it with POST /domains, then verify it with POST /domains/:id/verify")
 		return "", nil
 	}
 	if err != nil {
 		return "", err
 	}
 	if !d.Verified {
-		fe.Add(fault.DomainNotVerified, "domain", "is not verified yet; verify it with POST /domains/:id/verify")
+		fe.Add(fault.DomainNotVerified, "domain", "is not verified yet; add its TXT record "+
+			d.RecordName()+", then verify it with POST /domains/"+d.ID+"/verify")
 		return "", nil
 	}
 	return d.Name, nil

@@ -159,7 +159,7 @@ func (s *Service) apply(w *webhook.Webhook, in *Input, creating bool) error {
 	switch {
 	case in.Name.HasValue():
 		n := utf8.RuneCountInString(strings.TrimSpace(in.Name.V))
-		if n == 0 || utf8.RuneCountInString(in.Name.V) > MaxNameLen || !utf8.ValidString(in.Name.V) {
+		if n == 0 || utf8.RuneCountInString(in.Name.V) > MaxNameLen || !utf8.ValidString(in.Name.V) || patch.HasControl(in.Name.V) {
 			fe.Add(fault.Validation, "name", fmt.Sprintf("must be 1 to %d characters", MaxNameLen))
 		}
 		w.Name = in.Name.V

@@ -17,9 +17,8 @@ import (
 // host (avatars and thumbnails live wherever their owners put them) or
 // data:, and frames only from the embed providers' origins
 // (gallery.EmbedHosts, in that order).
-const GalleryCSP = "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; img-src https: data:; " +
-	"frame-src https://www.youtube-nocookie.com https://player.vimeo.com https://open.spotify.com https://w.soundcloud.com; " +
-	"form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+var GalleryCSP = "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; img-src https: data:; " +
+	"frame-src " + strings.Join(gallery.EmbedHosts, " ") + "; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
 
 // maxDescription is the length, in characters, of a page description (the
 // bio) in its meta tags; previews show about this much.
