@@ -21,11 +21,6 @@ import (
 	"shortlink.dev/shared/workspace"
 )
 
-// KindDomain marks a change of a custom domain itself (verified or deleted),
-// with its name in Domain: edges forget which domain they took the name's
-// Host for.
-const KindDomain = "domain"
-
 // publishConcurrency bounds the changes published at once on delete: each
 // may wait for every edge to apply it.
 const publishConcurrency = 8
@@ -42,7 +37,7 @@ type Service struct {
 	// Resolver looks verification records up.
 	Resolver Resolver
 	// Changed, when set, is told of every change the edges must apply: the
-	// domain's own (Kind KindDomain) on verify and delete, and on delete each
+	// domain's own (Kind bus.KindDomain) on verify and delete, and on delete each
 	// archived link and each unpublished gallery page (Kind gallery).
 	Changed func(ctx context.Context, c bus.LinkChange)
 	// Now is the clock; tests may replace it.
@@ -127,6 +122,10 @@ func (s *Service) Verify(ctx context.Context, ws *workspace.Workspace, domainID 
 		return nil, err
 	}
 	if problem := check(ctx, s.Resolver, d.RecordName(), d.RecordValue()); problem != "" {
+		if err := ctx.Err(); err != nil {
+			// The caller left: the lookup did not fail, it was cut short.
+			return nil, err
+		}
 		if err := s.Store.SetLastError(ctx, d.ID, problem); err != nil {
 			return nil, err
 		}
@@ -148,7 +147,7 @@ func (s *Service) Verify(ctx context.Context, ws *workspace.Workspace, domainID 
 	}
 	d.Verified, d.VerifiedAt, d.LastError = true, &now, nil
 	// Edges may have taken the name's Host for the default domain: tell them.
-	s.publish(ctx, []bus.LinkChange{{Kind: KindDomain, Domain: d.Name}})
+	s.publish(ctx, []bus.LinkChange{{Kind: bus.KindDomain, Domain: d.Name}})
 	return d, nil
 }
 
@@ -168,7 +167,7 @@ func (s *Service) Delete(ctx context.Context, ws *workspace.Workspace, domainID 
 	for _, slug := range r.GallerySlugs {
 		changes = append(changes, bus.LinkChange{Kind: bus.KindGallery, Domain: name, Slug: slug})
 	}
-	changes = append(changes, bus.LinkChange{Kind: KindDomain, Domain: name})
+	changes = append(changes, bus.LinkChange{Kind: bus.KindDomain, Domain: name})
 	s.publish(ctx, changes)
 	return nil
 }

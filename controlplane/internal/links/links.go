@@ -155,6 +155,16 @@ func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, linkID st
 		return nil, fault.Field(fault.Validation, "isArchived", "must be true or false")
 	}
 	if in.IsArchived.Set {
+		if l.IsArchived && !in.IsArchived.V && !in.Domain.Set {
+			// Restored: its domain may have gone, or changed hands, since.
+			var fe fault.FieldErrors
+			if _, err := s.domains().Resolve(ctx, ws.ID, l.Domain, &fe); err != nil {
+				return nil, err
+			}
+			if err := fe.Err(); err != nil {
+				return nil, err
+			}
+		}
 		l.IsArchived = in.IsArchived.V
 	}
 	l.UpdatedAt = s.now()
