@@ -4,7 +4,6 @@ package id
 
 import (
 	"crypto/rand"
-	"math/big"
 )
 
 // Prefixes of the resource ids (CONTRACT §2).
@@ -22,20 +21,20 @@ const (
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
-var max62 = big.NewInt(62)
-
-// Base62 returns n random base62 characters.
+// Base62 returns n random base62 characters, uniformly distributed: random
+// bytes of 248 and above (4×62) are drawn again, so that byte % 62 has no bias.
 func Base62(n int) string {
-	b := make([]byte, n)
-	for i := range b {
-		v, err := rand.Int(rand.Reader, max62)
-		if err != nil {
-			// crypto/rand never fails on supported platforms (Go 1.24+).
-			panic("id: crypto/rand failed: " + err.Error())
+	out := make([]byte, 0, n)
+	var buf [64]byte
+	for len(out) < n {
+		_, _ = rand.Read(buf[:]) // crypto/rand never fails on supported platforms (Go 1.24+)
+		for _, b := range buf {
+			if b < 248 && len(out) < n {
+				out = append(out, base62[b%62])
+			}
 		}
-		b[i] = base62[v.Int64()]
 	}
-	return string(b)
+	return string(out)
 }
 
 // New returns a resource id: the prefix followed by 20 random base62 characters.

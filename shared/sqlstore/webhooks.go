@@ -208,6 +208,12 @@ func (s *Store) WebhookEvents(ctx context.Context, workspaceIDs []string) (map[s
 func (s *Store) writeOutbox(ctx context.Context, tx *sql.Tx, msgs []webhook.Message) (bool, error) {
 	hooks := map[string][]*webhook.Webhook{}
 	now := micros(s.Now())
+	var insert *sql.Stmt
+	defer func() {
+		if insert != nil {
+			insert.Close()
+		}
+	}()
 	wrote := false
 	for _, m := range msgs {
 		list, ok := hooks[m.WorkspaceID]
@@ -222,11 +228,16 @@ func (s *Store) writeOutbox(ctx context.Context, tx *sql.Tx, msgs []webhook.Mess
 			if !w.Subscribes(m.Event) {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, webhook_id, workspace_id, message_id,
-				event, payload, status, created_at, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-				ON CONFLICT (webhook_id, message_id) DO NOTHING`,
-				id.New(id.Delivery), w.ID, w.WorkspaceID, m.ID, m.Event, string(m.Payload), string(webhook.StatusPending),
-				now, now); err != nil {
+			if insert == nil {
+				var err error
+				if insert, err = tx.PrepareContext(ctx, `INSERT INTO webhook_deliveries (id, webhook_id, workspace_id,
+					message_id, event, payload, status, created_at, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+					ON CONFLICT (webhook_id, message_id) DO NOTHING`); err != nil {
+					return false, err
+				}
+			}
+			if _, err := insert.ExecContext(ctx, id.New(id.Delivery), w.ID, w.WorkspaceID, m.ID, m.Event,
+				string(m.Payload), string(webhook.StatusPending), now, now); err != nil {
 				return false, fmt.Errorf("enqueue %s message: %w", m.Event, err)
 			}
 			wrote = true
