@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"testing"
 	"time"
 )
@@ -17,8 +19,9 @@ const redisURLEnv = "SHORTLINK_TEST_REDIS_URL"
 // server's own, on the same engines: any number of edges and control planes
 // can run side by side. A change made through either control plane is applied
 // by both edges before the API answers (the acknowledgement protocol of
-// shared/kafka/changes.go), the rate limits are shared through Redis, and the
-// clicks of both edges are counted.
+// shared/kafka/changes.go), the rate limits are shared through Redis, the
+// clicks of both edges are counted, and the webhook dispatchers of both
+// control planes deliver each message once.
 func TestReplicas(t *testing.T) {
 	needSplit(t)
 	redisURL := os.Getenv(redisURLEnv)
@@ -29,9 +32,12 @@ func TestReplicas(t *testing.T) {
 		t.Skipf("%s is not set", redisURLEnv)
 	}
 	dir := t.TempDir()
-	s := startServer(t, dir,
-		"SHORTLINK_REDIS_URL="+redisURL,
-		"SHORTLINK_PLAN_RATE_LIMITS=free=6,pro=300,business=1000,scale=3000,enterprise=10000")
+	// Every control plane runs a webhook dispatcher on the same outbox.
+	rc := newHookReceiver(t)
+	s := startServer(t, dir, append([]string{
+		"SHORTLINK_REDIS_URL=" + redisURL,
+		"SHORTLINK_PLAN_RATE_LIMITS=free=6,pro=300,business=1000,scale=3000,enterprise=10000"},
+		rc.settings(fastRetries)...)...)
 	a := s.Target
 	b := s.startReplicas(t, "b")
 
@@ -112,6 +118,89 @@ func TestReplicas(t *testing.T) {
 	a.awaitClicks(t, w.Key, c.ID, n)
 	if st := b.stats(t, w.Key, c.ID, ""); st.TotalClicks != n {
 		t.Errorf("stats through control plane B: totalClicks %d, want %d", st.TotalClicks, n)
+	}
+
+	// 6. Webhooks: both control planes' dispatchers take from one outbox,
+	// and each message is delivered once, whichever control plane made the
+	// change and whichever edge took the click.
+	hw := a.NewWorkspace(t, "enterprise")
+	const hookPath = "replicas/all"
+	h := b.createWebhook(t, hw.Key, obj{"name": "replicas", "url": rc.route(t, hookPath, always(http.StatusOK)), "events": []string{"*"}})
+	rc.setSecret(hookPath, h.Secret)
+	subscribed := time.Now()
+	const burst = 20
+	answers := make([]*Response, burst)
+	errs := make([]error, burst)
+	var wg sync.WaitGroup
+	for i := range burst {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cp := cps[i%2]
+			answers[i], errs[i] = cp.try("POST", cp.APIBase+"/links", http.Header{"Authorization": {"Bearer " + hw.Key}},
+				obj{"destinationUrl": fmt.Sprintf("https://example.com/replicas/hook/%d", i)})
+		}()
+	}
+	wg.Wait()
+	made := map[string]bool{}
+	for i, r := range answers {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		made[decodeLink(t, r.wantSuccess(t, http.StatusCreated)).ID] = true
+	}
+	hooked := a.createLink(t, hw.Key, obj{"destinationUrl": "https://example.com/replicas/hooked"})
+	made[hooked.ID] = true
+	time.Sleep(time.Until(subscribed.Add(subscriptionDelay)))
+	const hookClicks = 10
+	for i := range hookClicks {
+		e := []*Target{a, b}[i%2]
+		if r := e.Edge(t, "GET", hooked.Slug, nil, nil); r.Status != http.StatusFound {
+			t.Fatalf("click %d: %s; want 302", i+1, r)
+		}
+	}
+	want := len(made) + hookClicks
+	rc.awaitN(t, hookPath, want, splitPipelineWait)
+	// A second delivery of a message, by the other dispatcher, has had time to come.
+	time.Sleep(3 * time.Second)
+	reqs := rc.requests(hookPath)
+	for id, k := range countIDs(reqs) {
+		if k != 1 {
+			t.Errorf("message %s was delivered %d times, want once", id, k)
+		}
+	}
+	created := ofEvent(reqs, "link.created")
+	for _, r := range created {
+		if !made[dataID(r)] {
+			t.Errorf("link.created of a link not made here: %s", r.Body)
+		}
+	}
+	if len(created) != len(made) || len(ofEvent(reqs, "click")) != hookClicks || len(reqs) != want {
+		t.Errorf("the receiver got %d link.created and %d click messages (%d in all), want %d, %d and %d",
+			len(created), len(ofEvent(reqs, "click")), len(reqs), len(made), hookClicks, want)
+	}
+	for _, r := range ofEvent(reqs, "click") {
+		var p struct {
+			Data struct {
+				LinkID string `json:"linkId"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(r.Body, &p); err != nil || p.Data.LinkID != hooked.ID {
+			t.Errorf("a click message not of %s: %s", hooked.ID, r.Body)
+		}
+	}
+	rc.wantClean(t, hookPath)
+	// The history agrees, through either control plane: one successful attempt each.
+	for _, cp := range cps {
+		ds, meta := cp.deliveries(t, hw.Key, h.ID, "?perPage=100")
+		if meta.Total != want {
+			t.Errorf("deliveries: total %d, want %d", meta.Total, want)
+		}
+		for _, d := range ds {
+			if d.Status != "success" || d.Attempts != 1 {
+				t.Errorf("delivery %s (%s): %s after %d attempts, want success after 1", d.ID, d.Event, d.Status, d.Attempts)
+			}
+		}
 	}
 }
 

@@ -55,16 +55,17 @@ func (s *Store) UpdateWebhook(ctx context.Context, w *webhook.Webhook) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE webhooks SET name = $3, url = $4, events = $5, secret = $6,
+	err = s.db.QueryRowContext(ctx, `UPDATE webhooks SET name = $3, url = $4, events = $5, secret = $6,
 		consecutive_failures = CASE WHEN $7 AND NOT is_active THEN 0 ELSE consecutive_failures END,
 		is_active = $7, updated_at = $8
-		WHERE id = $1 AND workspace_id = $2`,
-		w.ID, w.WorkspaceID, w.Name, w.URL, string(events), w.Secret, w.IsActive, micros(w.UpdatedAt))
-	if err := affectedOne(res, err, "update webhook", "webhook"); err != nil {
-		return err
+		WHERE id = $1 AND workspace_id = $2 RETURNING consecutive_failures`,
+		w.ID, w.WorkspaceID, w.Name, w.URL, string(events), w.Secret, w.IsActive, micros(w.UpdatedAt)).
+		Scan(&w.ConsecutiveFailures)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fault.NotFoundf("webhook")
 	}
-	if w.IsActive {
-		w.ConsecutiveFailures = 0
+	if err != nil {
+		return fmt.Errorf("update webhook: %w", err)
 	}
 	return nil
 }

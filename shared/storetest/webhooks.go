@@ -251,6 +251,11 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 		if c := claimAll(t, s, ws.ID, "a", now.Add(time.Second)); len(c) != 0 {
 			t.Fatalf("claimed before its retry is due")
 		}
+		// An edit of an active webhook keeps, and shows, its failures.
+		w.Name, w.UpdatedAt = "renamed", at(9)
+		if err := s.UpdateWebhook(ctx, w); err != nil || w.ConsecutiveFailures != 1 {
+			t.Fatalf("update after a failure: %v, failures %d; want 1", err, w.ConsecutiveFailures)
+		}
 		c = claimAll(t, s, ws.ID, "a", next)[0]
 		if err := s.RecordAttempt(ctx, "a", c.Delivery.ID, webhook.Attempt{At: next, OK: true}); err != nil {
 			t.Fatal(err)

@@ -164,7 +164,8 @@ type Store interface {
 	// GetWebhook returns the workspace's webhook, or NOT_FOUND.
 	GetWebhook(ctx context.Context, workspaceID, id string) (*Webhook, error)
 	// UpdateWebhook replaces name, url, events, secret and isActive (a
-	// webhook made active again starts with no failures), or NOT_FOUND.
+	// webhook made active again starts with no failures) and sets w's
+	// ConsecutiveFailures to the stored count, or fails with NOT_FOUND.
 	UpdateWebhook(ctx context.Context, w *Webhook) error
 	// DeleteWebhook removes the webhook and its deliveries, or NOT_FOUND.
 	DeleteWebhook(ctx context.Context, workspaceID, id string) error

@@ -139,6 +139,11 @@ func (d *Dispatcher) Attempt(ctx context.Context, c webhook.Claimed) {
 	}
 	if err := d.o.Store.RecordAttempt(ctx, d.owner, c.Delivery.ID, a); err != nil {
 		d.o.Logger.Error("webhook attempt not recorded; it will be made again", "delivery", c.Delivery.ID, "err", err)
+		return
+	}
+	if a.Next != nil && a.Next.Sub(now) < d.o.Poll {
+		// Due before the next poll: wake up for it, not a poll later.
+		time.AfterFunc(a.Next.Sub(now), d.Notify)
 	}
 }
 
