@@ -79,7 +79,8 @@ type Store interface {
 	// ListLinks returns one page of links and the total number that match.
 	ListLinks(ctx context.Context, f Filter) ([]*Link, int, error)
 	// ResolveLink returns the link with the slug on the domain, archived or not,
-	// or NOT_FOUND. It is the edge's read on a cache miss.
+	// or NOT_FOUND. It is the edge's read on a cache miss. A link on a custom
+	// domain resolves only while its own workspace has the domain verified.
 	ResolveLink(ctx context.Context, domain, slug string) (*Link, error)
 	// CountActiveLinks returns the number of the workspace's links that are not archived.
 	CountActiveLinks(ctx context.Context, workspaceID string) (int, error)

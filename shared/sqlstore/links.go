@@ -149,7 +149,14 @@ func (s *Store) GetLink(ctx context.Context, workspaceID, id string) (*link.Link
 
 // ResolveLink implements link.Store.
 func (s *Store) ResolveLink(ctx context.Context, domain, slug string) (*link.Link, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT `+linkColumns+` FROM links WHERE domain = $1 AND slug = $2`, domain, slug)
+	// A name in the domains table is a custom domain: its links resolve only
+	// while their own workspace has it verified, so that a name that changed
+	// hands never serves the former owner's links. The default domain is
+	// never in the table.
+	row := s.db.QueryRowContext(ctx, `SELECT `+linkColumns+` FROM links WHERE domain = $1 AND slug = $2
+		AND (NOT EXISTS (SELECT 1 FROM domains d WHERE d.name = $1)
+			OR EXISTS (SELECT 1 FROM domains d WHERE d.name = $1 AND d.workspace_id = links.workspace_id AND d.verified = TRUE))`,
+		domain, slug)
 	return scanOneLink(row, "resolve link")
 }
 

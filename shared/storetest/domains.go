@@ -19,6 +19,7 @@ import (
 
 // Domains runs the contract suite of domain.Store against the stores open returns.
 func Domains(t *testing.T, open func(t *testing.T) Stores) {
+	t.Run("ResolveNeedsOwnVerifiedDomain", func(t *testing.T) { testResolveNeedsOwnVerifiedDomain(t, open(t)) })
 	ctx := context.Background()
 
 	t.Run("OK", func(t *testing.T) {
@@ -464,4 +465,35 @@ func wantDomain(t testing.TB, what string, got, want *domain.Domain) {
 	if g != w {
 		t.Fatalf("%s:\n got  %s\n want %s", what, g, w)
 	}
+}
+
+// testResolveNeedsOwnVerifiedDomain is the links' side of domain ownership:
+// a link on a custom domain resolves only while its workspace has the name
+// verified, whoever else claims or verifies the name.
+func testResolveNeedsOwnVerifiedDomain(t *testing.T, s Stores) {
+	ctx := context.Background()
+	ws, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+	name := UniqueDomain()
+	d := MustCreateDomain(t, s, ws.ID, name)
+	if err := s.MarkVerified(ctx, d.ID, at(1)); err != nil {
+		t.Fatal(err)
+	}
+	l := MustCreateLink(t, s, NewLink(ws.ID, name, "mine"), -1)
+	if _, err := s.ResolveLink(ctx, name, "mine"); err != nil {
+		t.Fatalf("resolve on the verified domain: %v", err)
+	}
+	// The name changes hands: the former owner's link no longer resolves.
+	if _, err := s.DeleteDomain(ctx, ws.ID, d.ID, at(2)); err != nil {
+		t.Fatal(err)
+	}
+	l.IsArchived = false
+	MustUpdateLink(t, s, l, -1) // restored behind the API's back
+	o := MustCreateDomain(t, s, other.ID, name)
+	_, err := s.ResolveLink(ctx, name, "mine")
+	wantCode(t, err, fault.NotFound, "resolve after another workspace claimed the name")
+	if err := s.MarkVerified(ctx, o.ID, at(3)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.ResolveLink(ctx, name, "mine")
+	wantCode(t, err, fault.NotFound, "resolve after another workspace verified the name")
 }
