@@ -37,7 +37,8 @@ const (
 	postgres
 )
 
-// Store is the SQL implementation of link.Store, workspace.Store and domain.Store.
+// Store is the SQL implementation of the platform's stores: links,
+// workspaces, domains, QR codes, galleries and webhooks with their outbox.
 type Store struct {
 	db      *sql.DB
 	dialect dialect

@@ -50,19 +50,22 @@ func (s *Store) GetWebhook(ctx context.Context, workspaceID, id string) (*webhoo
 }
 
 // UpdateWebhook implements webhook.Store.
-func (s *Store) UpdateWebhook(ctx context.Context, w *webhook.Webhook) error {
+func (s *Store) UpdateWebhook(ctx context.Context, w *webhook.Webhook, readAt time.Time, resetFailures bool) error {
 	events, err := json.Marshal(w.Events)
 	if err != nil {
 		return err
 	}
 	err = s.db.QueryRowContext(ctx, `UPDATE webhooks SET name = $3, url = $4, events = $5, secret = $6,
-		consecutive_failures = CASE WHEN $7 AND NOT is_active THEN 0 ELSE consecutive_failures END,
+		consecutive_failures = CASE WHEN $9 THEN 0 ELSE consecutive_failures END,
 		is_active = $7, updated_at = $8
-		WHERE id = $1 AND workspace_id = $2 RETURNING consecutive_failures`,
-		w.ID, w.WorkspaceID, w.Name, w.URL, string(events), w.Secret, w.IsActive, micros(w.UpdatedAt)).
-		Scan(&w.ConsecutiveFailures)
+		WHERE id = $1 AND workspace_id = $2 AND updated_at = $10 RETURNING consecutive_failures`,
+		w.ID, w.WorkspaceID, w.Name, w.URL, string(events), w.Secret, w.IsActive, micros(w.UpdatedAt),
+		resetFailures, micros(readAt)).Scan(&w.ConsecutiveFailures)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fault.NotFoundf("webhook")
+		if _, err := s.GetWebhook(ctx, w.WorkspaceID, w.ID); err != nil {
+			return err
+		}
+		return webhook.ErrChanged
 	}
 	if err != nil {
 		return fmt.Errorf("update webhook: %w", err)
@@ -112,9 +115,10 @@ func (s *Store) CountWebhooks(ctx context.Context, workspaceID string) (int, err
 
 // ListDeliveries implements webhook.Store.
 func (s *Store) ListDeliveries(ctx context.Context, f webhook.Filter) ([]*webhook.Delivery, int, error) {
-	total, err := s.count(ctx, `SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = $1`, f.WebhookID, "count deliveries")
-	if err != nil {
-		return nil, 0, err
+	var total int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = $1 AND workspace_id = $2`,
+		f.WebhookID, f.WorkspaceID).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count deliveries: %w", err)
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
 		WHERE webhook_id = $1 AND workspace_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`,
@@ -378,7 +382,10 @@ func (s *Store) RecordAttempt(ctx context.Context, owner, deliveryID string, a w
 		if failures < webhook.MaxConsecutiveFailures {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET is_active = FALSE WHERE id = $1`, webhookID); err != nil {
+		// updated_at moves too: an edit that read the webhook active reads it again.
+		if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET is_active = FALSE,
+			updated_at = CASE WHEN updated_at >= $2 THEN updated_at + 1 ELSE $2 END WHERE id = $1`,
+			webhookID, micros(a.At)); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL,

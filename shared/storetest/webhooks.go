@@ -88,8 +88,14 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 		wantCode(t, s.DeleteWebhook(ctx, other.ID, w.ID), fault.NotFound, "delete from another workspace")
 
 		w.Name, w.Events, w.Secret, w.UpdatedAt = "renamed", []string{"*"}, "whsec_new", at(5)
-		if err := s.UpdateWebhook(ctx, w); err != nil {
+		if err := s.UpdateWebhook(ctx, w, base, false); err != nil {
 			t.Fatal(err)
+		}
+		// A writer that read it before this update reads it again.
+		stale := *w
+		stale.Secret, stale.UpdatedAt = "whsec_stale", at(6)
+		if err := s.UpdateWebhook(ctx, &stale, base, false); !errors.Is(err, webhook.ErrChanged) {
+			t.Fatalf("update from a stale read: %v, want ErrChanged", err)
 		}
 		list, total, err := s.ListWebhooks(ctx, webhook.Filter{WorkspaceID: ws.ID, Limit: 10})
 		if err != nil || total != 1 || len(list) != 1 || list[0].Name != "renamed" || list[0].Events[0] != "*" || list[0].Secret != "whsec_new" {
@@ -253,7 +259,7 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 		}
 		// An edit of an active webhook keeps, and shows, its failures.
 		w.Name, w.UpdatedAt = "renamed", at(9)
-		if err := s.UpdateWebhook(ctx, w); err != nil || w.ConsecutiveFailures != 1 {
+		if err := s.UpdateWebhook(ctx, w, base, false); err != nil || w.ConsecutiveFailures != 1 {
 			t.Fatalf("update after a failure: %v, failures %d; want 1", err, w.ConsecutiveFailures)
 		}
 		c = claimAll(t, s, ws.ID, "a", next)[0]
@@ -309,8 +315,9 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 			}
 		}
 		// Re-enabled: no failures, new messages delivered again.
+		got, _ := s.GetWebhook(ctx, ws.ID, w.ID)
 		w.IsActive, w.UpdatedAt = true, at(100)
-		if err := s.UpdateWebhook(ctx, w); err != nil {
+		if err := s.UpdateWebhook(ctx, w, got.UpdatedAt, true); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := s.GetWebhook(ctx, ws.ID, w.ID); !got.IsActive || got.ConsecutiveFailures != 0 {

@@ -65,7 +65,7 @@ type Webhook struct {
 	CreatedAt, UpdatedAt time.Time
 }
 
-// MaxConsecutiveFailures disables a webhook (spec §3).
+// MaxConsecutiveFailures disables a webhook (spec §3 and §6, CONTRACT §9).
 const MaxConsecutiveFailures = 10
 
 // Subscribes reports whether the webhook takes the event.
@@ -160,16 +160,20 @@ type Filter struct {
 
 // Store keeps webhooks, the outbox and deliveries.
 type Store interface {
+	// CreateWebhook stores w.
 	CreateWebhook(ctx context.Context, w *Webhook) error
 	// GetWebhook returns the workspace's webhook, or NOT_FOUND.
 	GetWebhook(ctx context.Context, workspaceID, id string) (*Webhook, error)
-	// UpdateWebhook replaces name, url, events, secret and isActive (a
-	// webhook made active again starts with no failures) and sets w's
-	// ConsecutiveFailures to the stored count, or fails with NOT_FOUND.
-	UpdateWebhook(ctx context.Context, w *Webhook) error
+	// UpdateWebhook replaces name, url, events, secret and isActive if the
+	// webhook was last updated at readAt (else ErrChanged; NOT_FOUND when it
+	// is gone), clears its failures when resetFailures, and sets w's
+	// ConsecutiveFailures to the stored count.
+	UpdateWebhook(ctx context.Context, w *Webhook, readAt time.Time, resetFailures bool) error
 	// DeleteWebhook removes the webhook and its deliveries, or NOT_FOUND.
 	DeleteWebhook(ctx context.Context, workspaceID, id string) error
+	// ListWebhooks returns a page of the workspace's webhooks, oldest first.
 	ListWebhooks(ctx context.Context, f Filter) ([]*Webhook, int, error)
+	// CountWebhooks returns the number of the workspace's webhooks.
 	CountWebhooks(ctx context.Context, workspaceID string) (int, error)
 	// ListDeliveries returns a page of the webhook's deliveries, newest first.
 	ListDeliveries(ctx context.Context, f Filter) ([]*Delivery, int, error)
@@ -190,8 +194,14 @@ type Store interface {
 	GetDelivery(ctx context.Context, workspaceID, id string) (*Delivery, error)
 }
 
-// ErrLeaseLost is returned by RecordAttempt when the delivery's lease is
-// another claimer's now (it expired and was taken over).
+// ErrChanged is returned by UpdateWebhook when the webhook changed since it
+// was read (an edit, or the dispatcher disabling it); the writer reads it
+// again and reapplies its change.
+var ErrChanged = errors.New("the webhook changed since it was read")
+
+// ErrLeaseLost is returned by RecordAttempt when the delivery is no longer
+// this claimer's: its lease expired and was taken over, its webhook was
+// deleted, or it was failed meanwhile (the webhook was disabled).
 var ErrLeaseLost = errors.New("the delivery's lease was lost")
 
 // Claimed is a leased delivery with its webhook.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -123,7 +124,10 @@ func (d *Dispatcher) Run(ctx context.Context) {
 
 // Attempt makes one attempt of a delivery leased by this dispatcher and
 // records it: a success, a retry on the schedule, or the end of the tries.
-func (d *Dispatcher) Attempt(ctx context.Context, c webhook.Claimed) {
+func (d *Dispatcher) Attempt(ctx context.Context, c webhook.Claimed) { d.attempt(ctx, c, true) }
+
+// attempt is Attempt, with no retry after a failure unless retry.
+func (d *Dispatcher) attempt(ctx context.Context, c webhook.Claimed, retry bool) {
 	now := d.o.Now()
 	res := d.o.Sender.Send(ctx, c.Webhook, c.Delivery, now)
 	a := webhook.Attempt{
@@ -134,11 +138,17 @@ func (d *Dispatcher) Attempt(ctx context.Context, c webhook.Claimed) {
 		st := res.Status
 		a.ResponseStatus = &st
 	}
-	if !res.OK {
+	if !res.OK && retry {
 		a.Next = d.next(c.Delivery.Attempts+1, res.RetryAfter, now)
 	}
 	if err := d.o.Store.RecordAttempt(ctx, d.owner, c.Delivery.ID, a); err != nil {
-		d.o.Logger.Error("webhook attempt not recorded; it will be made again", "delivery", c.Delivery.ID, "err", err)
+		if errors.Is(err, webhook.ErrLeaseLost) {
+			d.o.Logger.Info("webhook attempt not recorded: the delivery is another's now, or ended",
+				"delivery", c.Delivery.ID)
+			return
+		}
+		d.o.Logger.Error("webhook attempt not recorded; it will be made again when its lease ends",
+			"delivery", c.Delivery.ID, "err", err)
 		return
 	}
 	if a.Next != nil && a.Next.Sub(now) < d.o.Poll {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -84,32 +85,46 @@ func (s *Service) List(ctx context.Context, f webhook.Filter) ([]*webhook.Webhoo
 }
 
 // Update applies in to the workspace's webhook; isActive true re-enables a
-// disabled webhook and clears its failure count.
+// webhook and sets its failure count to 0.
 func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, webhookID string, in Input) (*webhook.Webhook, error) {
-	return s.edit(ctx, ws, webhookID, func(w *webhook.Webhook) error { return s.apply(w, &in, false) })
+	reset := in.IsActive.HasValue() && in.IsActive.V
+	return s.edit(ctx, ws, webhookID, reset, func(w *webhook.Webhook) error { return s.apply(w, &in, false) })
 }
 
 // RotateSecret gives the webhook a new secret; the old one stops signing at once.
 func (s *Service) RotateSecret(ctx context.Context, ws *workspace.Workspace, webhookID string) (*webhook.Webhook, error) {
-	return s.edit(ctx, ws, webhookID, func(w *webhook.Webhook) error {
-		w.Secret = NewSecret()
+	secret := NewSecret()
+	return s.edit(ctx, ws, webhookID, false, func(w *webhook.Webhook) error {
+		w.Secret = secret
 		return nil
 	})
 }
 
-func (s *Service) edit(ctx context.Context, ws *workspace.Workspace, webhookID string, fn func(*webhook.Webhook) error) (*webhook.Webhook, error) {
-	w, err := s.Store.GetWebhook(ctx, ws.ID, webhookID)
-	if err != nil {
-		return nil, err
+// edit reads the webhook, changes it with fn and stores it; when another
+// write came between (an edit, a rotation, the dispatcher disabling it), it
+// reads it again and reapplies fn, so that no write undoes another.
+func (s *Service) edit(ctx context.Context, ws *workspace.Workspace, webhookID string, resetFailures bool, fn func(*webhook.Webhook) error) (*webhook.Webhook, error) {
+	for attempt := 0; ; attempt++ {
+		w, err := s.Store.GetWebhook(ctx, ws.ID, webhookID)
+		if err != nil {
+			return nil, err
+		}
+		readAt := w.UpdatedAt
+		if err := fn(w); err != nil {
+			return nil, err
+		}
+		if w.UpdatedAt = s.now(); !w.UpdatedAt.After(readAt) {
+			w.UpdatedAt = readAt.Add(time.Microsecond)
+		}
+		err = s.Store.UpdateWebhook(ctx, w, readAt, resetFailures)
+		if errors.Is(err, webhook.ErrChanged) && attempt < 10 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
 	}
-	if err := fn(w); err != nil {
-		return nil, err
-	}
-	w.UpdatedAt = s.now()
-	if err := s.Store.UpdateWebhook(ctx, w); err != nil {
-		return nil, err
-	}
-	return w, nil
 }
 
 // Delete removes the workspace's webhook and its deliveries.
@@ -133,7 +148,8 @@ type testData struct {
 
 // Test delivers the event "test" to the webhook at once, active or not,
 // and returns the delivery with the outcome of that attempt. A failed test
-// is retried on the schedule like any delivery.
+// of an active webhook is retried on the schedule like any delivery; of a
+// disabled one, it is failed (a disabled webhook receives no retries).
 func (s *Service) Test(ctx context.Context, ws *workspace.Workspace, webhookID string) (*webhook.Delivery, error) {
 	w, err := s.Store.GetWebhook(ctx, ws.ID, webhookID)
 	if err != nil {
@@ -149,7 +165,7 @@ func (s *Service) Test(ctx context.Context, ws *workspace.Workspace, webhookID s
 	if err != nil {
 		return nil, err
 	}
-	s.Dispatcher.Attempt(context.WithoutCancel(ctx), webhook.Claimed{Delivery: d, Webhook: w})
+	s.Dispatcher.attempt(context.WithoutCancel(ctx), webhook.Claimed{Delivery: d, Webhook: w}, w.IsActive)
 	return s.Store.GetDelivery(ctx, ws.ID, d.ID)
 }
 

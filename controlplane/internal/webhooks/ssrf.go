@@ -63,6 +63,7 @@ var refusedRanges = []rangeRule{
 	rule("::/128", "the unspecified address"),
 	rule("::1/128", "a loopback address"),
 	carrier("::ffff:0:0/96", "an IPv4-mapped address", last32),
+	carrier("::ffff:0:0:0/96", "an IPv4-translated address", last32),
 	// IPv4-compatible addresses (::a.b.c.d) are deprecated and routed nowhere
 	// useful; :: and ::1 are named above.
 	rule("::/96", "an IPv4-compatible address (deprecated)"),

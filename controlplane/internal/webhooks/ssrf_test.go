@@ -128,6 +128,7 @@ func TestCheckAddr(t *testing.T) {
 		// IPv6 addresses that carry an internal IPv4 address.
 		{"::ffff:127.0.0.1", "an IPv4-mapped address of 127.0.0.1, a loopback address"},
 		{"::ffff:10.0.0.1", "an IPv4-mapped address of 10.0.0.1, a private address"},
+		{"::ffff:0:a00:1", "an IPv4-translated address of 10.0.0.1, a private address"},
 		{"::ffff:169.254.169.254", "an IPv4-mapped address of 169.254.169.254, a link-local address (cloud metadata)"},
 		{"64:ff9b::a00:1", "a NAT64 address of 10.0.0.1, a private address"},
 		{"64:ff9b::7f00:1", "a NAT64 address of 127.0.0.1, a loopback address"},
