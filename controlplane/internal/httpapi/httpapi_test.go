@@ -85,3 +85,29 @@ func TestRequestIDIsMadeWhenMissingOrMalformed(t *testing.T) {
 		}
 	}
 }
+
+func TestUnreadableQuery(t *testing.T) {
+	a := mustAPI(t, &bytes.Buffer{})
+	for _, q := range []string{"sort=id;DROP", "search=50%", "page=1&tag=%zz", "a;b"} {
+		t.Run(q, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			a.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/links?"+q, nil))
+			if rec.Code != http.StatusBadRequest {
+				t.Fatalf("status %d, want 400: %s", rec.Code, rec.Body)
+			}
+			env := decodeEnvelope(t, rec.Body.Bytes())
+			if env.Error == nil || env.Error.Code != "VALIDATION_ERROR" || env.Error.Details["fields"] == nil {
+				t.Fatalf("error %+v, want VALIDATION_ERROR naming the query", env.Error)
+			}
+			if rec.Header().Get("X-RateLimit-Limit") == "" {
+				t.Fatalf("no rate-limit headers on the 400")
+			}
+		})
+	}
+	// A readable query goes on (to the key check here).
+	rec := httptest.NewRecorder()
+	a.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/links?sort=clicks&search=a%3Bb", nil))
+	if rec.Code != http.StatusUnauthorized {
+		t.Fatalf("readable query: status %d, want 401", rec.Code)
+	}
+}

@@ -2,10 +2,26 @@ package httpapi
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"shortlink.dev/shared/fault"
 )
+
+// strictQuery refuses a query string that cannot be read whole (CONTRACT
+// §13): net/url drops a pair holding ";" or a bad "%" escape and reads the
+// rest, so that GET /links?sort=id;DROP would be answered with the default
+// sort instead of an error.
+func (a *API) strictQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			a.writeError(w, r, fault.Field(fault.Validation, "query",
+				"cannot be read ("+err.Error()+"); separate parameters with & and percent-encode ; % and spaces"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
 
 // page is a list request's page (CONTRACT §2: page ≥ 1, 1 ≤ perPage ≤ 100).
 type page struct {

@@ -152,7 +152,7 @@ func (a *API) routes() chi.Router {
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
 
 	r.Route("/api/v1", func(r chi.Router) {
-		r.Use(a.guard)
+		r.Use(a.guard, a.strictQuery)
 		// chi answers unmatched paths of a sub-router with the sub-router's own
 		// handlers, so they are set again to keep the envelope.
 		r.NotFound(notFound(a))
