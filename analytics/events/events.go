@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -156,7 +157,7 @@ func (e *Emitter) interested(ctx context.Context, batch []click.Event) (map[stri
 		}
 		in, ok := e.interests[ws]
 		if !ok || now.After(in.until) {
-			if !contains(ask, ws) {
+			if !slices.Contains(ask, ws) {
 				ask = append(ask, ws)
 			}
 			continue
@@ -190,13 +191,4 @@ func (e *Emitter) interested(ctx context.Context, batch []click.Event) (map[stri
 		}
 	}
 	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -3,6 +3,7 @@ package gallery
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"shortlink.dev/shared/link"
@@ -10,16 +11,13 @@ import (
 
 // Limits of gallery fields that the spec leaves open (docs/api.md lists them).
 const (
-	MaxSlugLen        = 64
-	MaxBioLen         = 500
-	MaxTitleLen       = 200
-	MaxCustomCSSLen   = 20_000
-	MaxSocialLinks    = 20
-	MaxItems          = 200
-	MaxItemTitleLen   = 200
-	MaxIconNameLen    = 64
-	MaxPlatformLen    = 32
-	MaxEmbedDataBytes = 2048
+	MaxSlugLen      = 64
+	MaxBioLen       = 500
+	MaxTitleLen     = 200
+	MaxCustomCSSLen = 20_000
+	MaxSocialLinks  = 20
+	MaxItems        = 200
+	MaxItemTitleLen = 200
 )
 
 // ValidSlug reports whether s is a gallery slug: 1–64 of a–z 0–9 - _ (CONTRACT §8).
@@ -37,24 +35,10 @@ func ValidSlug(s string) bool {
 }
 
 // ValidTheme reports whether t is one of the themes.
-func ValidTheme(t Theme) bool {
-	for _, v := range Themes {
-		if t == v {
-			return true
-		}
-	}
-	return false
-}
+func ValidTheme(t Theme) bool { return slices.Contains(Themes, t) }
 
 // ValidItemType reports whether t is one of the item types.
-func ValidItemType(t ItemType) bool {
-	for _, v := range ItemTypes {
-		if t == v {
-			return true
-		}
-	}
-	return false
-}
+func ValidItemType(t ItemType) bool { return slices.Contains(ItemTypes, t) }
 
 var platformRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,31}$`)
 

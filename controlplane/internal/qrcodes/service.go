@@ -65,6 +65,10 @@ type GenerateInput struct {
 	Format          patch.Field[string] `json:"format"`
 }
 
+func (in *GenerateInput) style() Style {
+	return Style{in.Size, in.ForegroundColor, in.BackgroundColor, in.CornerRadius, in.ErrorCorrection}
+}
+
 // Input is the body of POST /qr and PATCH /qr/:id (CONTRACT §7).
 type Input struct {
 	Name            patch.Field[string] `json:"name"`
@@ -115,7 +119,7 @@ func (s *Service) Generate(in GenerateInput) (*Image, error) {
 	if in.URL.HasValue() {
 		o.URL = in.URL.V
 	}
-	Style{in.Size, in.ForegroundColor, in.BackgroundColor, in.CornerRadius, in.ErrorCorrection}.apply(&o)
+	in.style().apply(&o)
 	format := FormatSVG
 	var fe fault.FieldErrors
 	if in.Format.HasValue() {

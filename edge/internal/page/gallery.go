@@ -158,7 +158,9 @@ func Gallery(p *gallery.Public) []byte {
 	for _, s := range p.SocialLinks {
 		u := webURL(s.URL, false)
 		if u == "" {
-			u = mailtoURL(s.URL)
+			if strings.HasPrefix(strings.ToLower(s.URL), "mailto:") && gallery.CheckSocialURL(s.URL) == "" {
+				u = s.URL
+			}
 		}
 		if u == "" {
 			continue
@@ -249,16 +251,6 @@ func webURL(raw string, httpsOnly bool) string {
 			return "" // the CSP and mixed-content rules would block it anyway
 		}
 	default:
-		return ""
-	}
-	return u.String()
-}
-
-// mailtoURL returns raw when it is a mailto: address (an email social link).
-func mailtoURL(raw string) string {
-	raw = strings.TrimSpace(raw)
-	u, err := url.Parse(raw)
-	if err != nil || !strings.EqualFold(u.Scheme, "mailto") || !strings.Contains(u.Opaque, "@") {
 		return ""
 	}
 	return u.String()
