@@ -1,11 +1,13 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"sort"
+	"math"
+	"slices"
 	"time"
 
 	"shortlink.dev/shared/bus"
@@ -15,66 +17,27 @@ import (
 
 var _ bus.ClickHandler = (*Store)(nil).WriteClicks
 
-// dayLayout formats the day column: the UTC date of a click.
+// dayLayout formats the day columns: the UTC date of a click.
 const dayLayout = "2006-01-02"
 
-// linkClicks is what one batch adds to a link's counters.
-type linkClicks struct {
-	n    int64
-	last int64 // Unix microseconds
-}
-
 // WriteClicks stores a batch of click events; it is a bus.ClickHandler. In one
-// transaction it inserts the events and adds the human ones to their links'
-// click_count and last_clicked_at. An event whose id is stored already (the
-// bus redelivers at least once) is neither stored nor counted again. Bots are
-// stored but never counted. A click of a link that no longer exists is stored
-// and counts nowhere: failing the batch would only have the bus retry it.
+// transaction it keeps the events (in chunks, one per link and day), adds the
+// human ones to the rollups the statistics read, and adds them to their links'
+// click_count and last_clicked_at and their QR codes' scan_count. An event
+// whose id is stored already (the bus redelivers at least once) is neither
+// stored nor counted again. Bots are stored but never counted. A click of a
+// link that no longer exists is stored and counted in the rollups, and in
+// no link: failing the batch would only have the bus retry it.
 func (s *Store) WriteClicks(ctx context.Context, batch []click.Event) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		insert, err := tx.PrepareContext(ctx, `INSERT INTO clicks (event_id, time, day, link_id, workspace_id,
-			domain, slug, target, country, city, device, browser, os, referrer, "trigger", qr_id, bot, visitor)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
-			ON CONFLICT (event_id) DO NOTHING`)
+	err := s.inWriteTx(ctx, func(w *writer) error {
+		fresh, err := w.newEvents(ctx, batch)
 		if err != nil {
 			return err
 		}
-		defer insert.Close()
-		counts := map[string]*linkClicks{}
-		scans := map[qrScan]int64{}
-		for i := range batch {
-			e := &batch[i]
-			res, err := insert.ExecContext(ctx, e.ID.String(), e.Time.UnixMicro(), e.Time.UTC().Format(dayLayout),
-				e.LinkID, e.WorkspaceID, e.Domain, e.Slug, e.Target, e.Country, e.City, e.Device, e.Browser, e.OS,
-				e.Referrer, string(e.Trigger), e.QRID, e.Bot, e.Visitor.String())
-			if err != nil {
-				return fmt.Errorf("event %s: %w", e.ID, err)
-			}
-			inserted, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			if inserted == 0 || e.Bot {
-				continue
-			}
-			c := counts[e.LinkID]
-			if c == nil {
-				c = &linkClicks{}
-				counts[e.LinkID] = c
-			}
-			c.n++
-			c.last = max(c.last, e.Time.UnixMicro())
-			if e.QRID != "" {
-				scans[qrScan{e.QRID, e.LinkID}]++
-			}
-		}
-		if err := addToLinks(ctx, tx, counts); err != nil {
-			return err
-		}
-		return addToQRCodes(ctx, tx, scans)
+		return w.store(ctx, fresh, true)
 	})
 	if err != nil {
 		return fmt.Errorf("write clicks: %w", err)
@@ -82,52 +45,280 @@ func (s *Store) WriteClicks(ctx context.Context, batch []click.Event) error {
 	return nil
 }
 
-// addToLinks adds a batch's human clicks to the links' counters, one statement
-// per link. last_clicked_at only moves forward: batches may arrive out of order.
-func addToLinks(ctx context.Context, tx *sql.Tx, counts map[string]*linkClicks) error {
-	if len(counts) == 0 {
-		return nil
-	}
-	update, err := tx.PrepareContext(ctx, `UPDATE links SET click_count = click_count + $1,
+// The writing statements, prepared once on the writing connection.
+const (
+	stmtSeenSelect = iota
+	stmtSeenDelete
+	stmtSeenInsert
+	stmtChunk
+	stmtRollup
+	stmtVisitorsGet
+	stmtVisitorsPut
+	stmtLinkLast
+	stmtWorkspaceDay
+	stmtLinkCounters
+	stmtQRScans
+	stmtCount
+)
+
+var statements = [stmtCount]string{
+	stmtSeenSelect: seenSelect,
+	stmtSeenDelete: seenDelete,
+	stmtSeenInsert: seenInsert,
+	stmtChunk: `INSERT INTO click_chunks (link_id, workspace_id, day, first_us, last_us, events, humans, data)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+	stmtRollup: `INSERT INTO click_rollup (link_id, dim, day, key, clicks) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (link_id, dim, day, key) DO UPDATE SET clicks = clicks + excluded.clicks`,
+	stmtVisitorsGet: `SELECT sketch FROM click_visitors WHERE link_id = $1 AND day = $2`,
+	stmtVisitorsPut: `INSERT INTO click_visitors (link_id, day, visitors, sketch) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (link_id, day) DO UPDATE SET visitors = excluded.visitors, sketch = excluded.sketch`,
+	stmtLinkLast: `INSERT INTO click_link_last (link_id, last_us) VALUES ($1, $2)
+		ON CONFLICT (link_id) DO UPDATE SET last_us = max(last_us, excluded.last_us)`,
+	stmtWorkspaceDay: `INSERT INTO click_workspace_days (workspace_id, day, clicks) VALUES ($1, $2, $3)
+		ON CONFLICT (workspace_id, day) DO UPDATE SET clicks = clicks + excluded.clicks`,
+	// last_clicked_at only moves forward: batches may arrive out of order.
+	stmtLinkCounters: `UPDATE links SET click_count = click_count + $1,
 		last_clicked_at = CASE WHEN last_clicked_at IS NULL OR last_clicked_at < $2 THEN $2 ELSE last_clicked_at END
-		WHERE id = $3`)
+		WHERE id = $3`,
+	// A code counts only the scans of its own link: the edge passes on
+	// whatever ?qr= a visitor sends.
+	stmtQRScans: `UPDATE qr_codes SET scan_count = scan_count + $1 WHERE id = $2 AND link_id = $3`,
+}
+
+// writer is one writing transaction and its statements.
+type writer struct {
+	tx    *sql.Tx
+	s     *Store
+	stmts [stmtCount]*sql.Stmt
+}
+
+// stmt returns the prepared statement bound to the transaction.
+func (w *writer) stmt(ctx context.Context, id int) *sql.Stmt {
+	if w.stmts[id] == nil {
+		w.stmts[id] = w.tx.StmtContext(ctx, w.s.stmts[id])
+	}
+	return w.stmts[id]
+}
+
+// inWriteTx runs fn in a transaction on the writing connection, committed
+// when fn returns nil. The transaction takes the write lock at its start.
+func (s *Store) inWriteTx(ctx context.Context, fn func(w *writer) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer update.Close()
-	ids := make([]string, 0, len(counts))
-	for id := range counts {
-		ids = append(ids, id)
+	w := &writer{tx: tx, s: s}
+	if err := fn(w); err != nil {
+		tx.Rollback()
+		return err
 	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		if _, err := update.ExecContext(ctx, counts[id].n, counts[id].last, id); err != nil {
+	return tx.Commit()
+}
+
+// The dimensions of click_rollup.
+const (
+	dimTotal    = "total"
+	dimCountry  = "country"
+	dimDevice   = "device"
+	dimBrowser  = "browser"
+	dimReferrer = "referrer"
+)
+
+// linkDay names a link's clicks of one UTC day.
+type linkDay struct{ link, day string }
+
+func compareLinkDays(a, b linkDay) int {
+	return cmp.Or(cmp.Compare(a.link, b.link), cmp.Compare(a.day, b.day))
+}
+
+// rollupDims are the breakdowns of click_rollup besides dimTotal, in the
+// order of chunk.dims.
+var rollupDims = [...]string{dimCountry, dimDevice, dimBrowser, dimReferrer}
+
+// chunk is a batch's new events of one link and UTC day, and what they add
+// to the rollups.
+type chunk struct {
+	linkDay
+	workspace           string
+	events              []click.Event
+	first, last, humans int64
+	lastHuman           int64 // the latest human click, Unix microseconds
+	dims                [len(rollupDims)]map[string]int64
+	visitors            []uint64
+	scans               map[string]int64 // QR code id → scans
+}
+
+// add adds an event of the chunk's link and day.
+func (c *chunk) add(e *click.Event, us int64) {
+	c.events = append(c.events, *e)
+	c.first, c.last = min(c.first, us), max(c.last, us)
+	if e.Bot {
+		return
+	}
+	c.humans++
+	c.lastHuman = max(c.lastHuman, us)
+	referrer := e.Referrer
+	if referrer == "" {
+		referrer = "direct"
+	}
+	for i, key := range [len(rollupDims)]string{e.Country, e.Device, e.Browser, referrer} {
+		if c.dims[i] == nil {
+			c.dims[i] = map[string]int64{}
+		}
+		c.dims[i][key]++
+	}
+	c.visitors = append(c.visitors, visitorHash(e.Visitor))
+	if e.QRID != "" {
+		if c.scans == nil {
+			c.scans = map[string]int64{}
+		}
+		c.scans[e.QRID]++
+	}
+}
+
+// chunksOf splits new events into chunks by link and UTC day, sorted.
+func chunksOf(events []*click.Event) []*chunk {
+	days := map[int64]string{} // Unix day → YYYY-MM-DD
+	byKey := map[linkDay]*chunk{}
+	var chunks []*chunk
+	var last *chunk // the chunk of the previous event: runs of one link are common
+	for _, e := range events {
+		us := e.Time.UnixMicro()
+		n := us / (24 * 3600 * 1e6)
+		if us < 0 && us%(24*3600*1e6) != 0 {
+			n--
+		}
+		day, ok := days[n]
+		if !ok {
+			day = time.UnixMicro(us).UTC().Format(dayLayout)
+			days[n] = day
+		}
+		c := last
+		if c == nil || c.link != e.LinkID || c.day != day {
+			if c = byKey[linkDay{e.LinkID, day}]; c == nil {
+				c = &chunk{linkDay: linkDay{e.LinkID, day}, workspace: e.WorkspaceID, first: us, last: us,
+					lastHuman: math.MinInt64}
+				byKey[c.linkDay] = c
+				chunks = append(chunks, c)
+			}
+			last = c
+		}
+		c.add(e, us)
+	}
+	// Every transaction takes its rows in the same order.
+	slices.SortFunc(chunks, func(a, b *chunk) int { return compareLinkDays(a.linkDay, b.linkDay) })
+	return chunks
+}
+
+// store writes new events: their chunks and what they add to the rollups,
+// and, when counting, to the links' and QR codes' counters.
+func (w *writer) store(ctx context.Context, events []*click.Event, counting bool) error {
+	if len(events) == 0 {
+		return nil
+	}
+	chunks := chunksOf(events)
+	var record []byte
+	type counter struct{ n, last int64 }
+	links := map[string]*counter{}
+	workspaceDays := map[linkDay]int64{} // link holds the workspace
+	for _, c := range chunks {
+		record = click.AppendRecord(record[:0], c.events)
+		if _, err := w.stmt(ctx, stmtChunk).ExecContext(ctx, c.link, c.workspace, c.day, c.first, c.last,
+			len(c.events), c.humans, record); err != nil {
+			return fmt.Errorf("store clicks of link %s: %w", c.link, err)
+		}
+		if c.humans == 0 {
+			continue
+		}
+		if err := w.addRollup(ctx, c); err != nil {
+			return err
+		}
+		workspaceDays[linkDay{c.workspace, c.day}] += c.humans
+		if l := links[c.link]; l != nil {
+			l.n += c.humans
+			l.last = max(l.last, c.lastHuman)
+		} else {
+			links[c.link] = &counter{c.humans, c.lastHuman}
+		}
+	}
+	for _, ws := range sortedKeys(workspaceDays, compareLinkDays) {
+		if _, err := w.stmt(ctx, stmtWorkspaceDay).ExecContext(ctx, ws.link, ws.day, workspaceDays[ws]); err != nil {
+			return fmt.Errorf("count clicks of workspace %s: %w", ws.link, err)
+		}
+	}
+	for _, id := range sortedKeys(links, cmp.Compare[string]) {
+		c := links[id]
+		if _, err := w.stmt(ctx, stmtLinkLast).ExecContext(ctx, id, c.last); err != nil {
 			return fmt.Errorf("count clicks of link %s: %w", id, err)
+		}
+		if !counting {
+			continue
+		}
+		if _, err := w.stmt(ctx, stmtLinkCounters).ExecContext(ctx, c.n, c.last, id); err != nil {
+			return fmt.Errorf("count clicks of link %s: %w", id, err)
+		}
+	}
+	if !counting {
+		return nil
+	}
+	for _, c := range chunks {
+		for _, qr := range sortedKeys(c.scans, cmp.Compare[string]) {
+			if _, err := w.stmt(ctx, stmtQRScans).ExecContext(ctx, c.scans[qr], qr, c.link); err != nil {
+				return fmt.Errorf("count scans of QR code %s: %w", qr, err)
+			}
 		}
 	}
 	return nil
 }
 
-// qrScan is a dynamic QR code and the link a scan of it went to.
-type qrScan struct{ qrID, linkID string }
+// addRollup adds a chunk's humans to click_rollup and click_visitors.
+func (w *writer) addRollup(ctx context.Context, c *chunk) error {
+	rollup := w.stmt(ctx, stmtRollup)
+	if _, err := rollup.ExecContext(ctx, c.link, dimTotal, c.day, "", c.humans); err != nil {
+		return fmt.Errorf("count clicks of link %s: %w", c.link, err)
+	}
+	for i, dim := range rollupDims {
+		for _, key := range sortedKeys(c.dims[i], cmp.Compare[string]) {
+			if _, err := rollup.ExecContext(ctx, c.link, dim, c.day, key, c.dims[i][key]); err != nil {
+				return fmt.Errorf("count clicks of link %s: %w", c.link, err)
+			}
+		}
+	}
+	return w.addVisitors(ctx, c.linkDay, visitorHashes(c.visitors))
+}
 
-// addToQRCodes adds a batch's human scans to the codes' scan_count. A code
-// counts only the scans of its own link: the edge passes on whatever ?qr=
-// a visitor sends.
-func addToQRCodes(ctx context.Context, tx *sql.Tx, scans map[qrScan]int64) error {
-	if len(scans) == 0 {
+// sortedKeys returns the map's keys in order: every transaction takes its
+// rows in the same order.
+func sortedKeys[K comparable, V any](m map[K]V, compare func(a, b K) int) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compare)
+	return keys
+}
+
+// addVisitors adds a day's visitor hashes (sorted, each once) to the link's
+// visitors of that day.
+func (w *writer) addVisitors(ctx context.Context, ld linkDay, hashes []uint64) error {
+	var stored []byte
+	err := w.stmt(ctx, stmtVisitorsGet).QueryRowContext(ctx, ld.link, ld.day).Scan(&stored)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("count visitors of link %s: %w", ld.link, err)
+	}
+	set, err := decodeVisitors(stored)
+	if err != nil {
+		return fmt.Errorf("count visitors of link %s on %s: %w", ld.link, ld.day, err)
+	}
+	if !set.add(hashes) {
 		return nil
 	}
-	update, err := tx.PrepareContext(ctx, `UPDATE qr_codes SET scan_count = scan_count + $1
-		WHERE id = $2 AND link_id = $3`)
+	sketch, err := set.encode()
 	if err != nil {
-		return err
+		return fmt.Errorf("count visitors of link %s: %w", ld.link, err)
 	}
-	defer update.Close()
-	for s, n := range scans {
-		if _, err := update.ExecContext(ctx, n, s.qrID, s.linkID); err != nil {
-			return fmt.Errorf("count scans of QR code %s: %w", s.qrID, err)
-		}
+	if _, err := w.stmt(ctx, stmtVisitorsPut).ExecContext(ctx, ld.link, ld.day, set.count(), sketch); err != nil {
+		return fmt.Errorf("count visitors of link %s: %w", ld.link, err)
 	}
 	return nil
 }

@@ -1,14 +1,17 @@
-// Package sqlite is the embedded analytics backend: click events in a clicks
-// table of the control plane's own SQLite file (pure-Go modernc.org/sqlite, WAL
-// mode), the links' click counters kept beside them, and the link statistics
-// answered from there. ClickHouse implements the same at scale; both pass the
-// statstest contract suite.
+// Package sqlite is the embedded analytics backend, in the control plane's
+// own SQLite file (pure-Go modernc.org/sqlite, WAL mode): every click event,
+// kept in chunks of click's binary record format; rollups per link, day and
+// dimension added to as the clicks are written, from which the link
+// statistics are answered; and the links' click counters beside them.
+// ClickHouse implements the same at scale; both pass the statstest contract
+// suite.
 package sqlite
 
 import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 
 	"shortlink.dev/shared/migration"
@@ -20,7 +23,11 @@ var migrations embed.FS
 
 // Store stores click events and answers statistics on SQLite.
 type Store struct {
-	db *sql.DB
+	db *sql.DB // reads
+	// w is the one connection that writes clicks, with its statements
+	// prepared once: every batch is a transaction that holds the write lock.
+	w     *sql.DB
+	stmts [stmtCount]*sql.Stmt
 }
 
 // Open opens the analytics tables in the SQLite database file at path, the
@@ -32,24 +39,59 @@ type Store struct {
 // run beside the one writer, busy_timeout makes writers wait for each other,
 // and every writing transaction takes the write lock at its start.
 func Open(ctx context.Context, path string) (*Store, error) {
-	db, err := sqlstore.OpenSQLiteDB(ctx, path)
+	s, err := open(ctx, path)
 	if err != nil {
-		return nil, err
-	}
-	s := &Store{db: db}
-	if err := s.checkLinks(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("cannot open analytics SQLite %s: %w", path, err)
-	}
-	if err := s.migrate(ctx); err != nil {
-		db.Close()
 		return nil, fmt.Errorf("cannot open analytics SQLite %s: %w", path, err)
 	}
 	return s, nil
 }
 
+func open(ctx context.Context, path string) (_ *Store, err error) {
+	s := &Store{}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if s.db, err = sqlstore.OpenSQLiteDB(ctx, path); err != nil {
+		return nil, err
+	}
+	if err := s.checkLinks(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.migrate(ctx); err != nil {
+		return nil, err
+	}
+	if s.w, err = sqlstore.OpenSQLiteDB(ctx, path); err != nil {
+		return nil, err
+	}
+	s.w.SetMaxOpenConns(1)
+	for i, q := range statements {
+		if s.stmts[i], err = s.w.PrepareContext(ctx, q); err != nil {
+			return nil, fmt.Errorf("prepare %q: %w", q, err)
+		}
+	}
+	if err := s.convertLegacy(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	var errs []error
+	for _, st := range s.stmts {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	for _, db := range []*sql.DB{s.w, s.db} {
+		if db != nil {
+			errs = append(errs, db.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // Ping reports whether the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
@@ -78,17 +120,4 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	return migration.ApplySQL(ctx, s.db, "analytics_migrations", files, nil)
-}
-
-// inTx runs fn in a writing transaction, committed when fn returns nil.
-func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
 }

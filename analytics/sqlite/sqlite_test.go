@@ -14,6 +14,7 @@ import (
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/sqlstore"
+	"shortlink.dev/shared/stats"
 	"shortlink.dev/shared/storetest"
 )
 
@@ -178,12 +179,107 @@ func wantMigrations(t *testing.T, path string) {
 	if err := db.QueryRow(`SELECT group_concat(version) FROM (SELECT version FROM analytics_migrations ORDER BY version)`).Scan(&versions); err != nil {
 		t.Fatalf("read analytics_migrations: %v", err)
 	}
-	if versions != "1" {
-		t.Errorf("analytics_migrations: got [%s], want [1]", versions)
+	if versions != "1,2" {
+		t.Errorf("analytics_migrations: got [%s], want [1,2]", versions)
 	}
-	var clicks int
-	err = db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'clicks'`).Scan(&clicks)
-	if err != nil || clicks != 1 {
-		t.Errorf("clicks table: got %d, %v; want it created", clicks, err)
+	for table, want := range map[string]int{"click_chunks": 1, "click_rollup": 1, "clicks": 0} {
+		var n int
+		err = db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = $1`, table).Scan(&n)
+		if err != nil || n != want {
+			t.Errorf("table %s: got %d, %v; want %d", table, n, err, want)
+		}
+	}
+}
+
+// legacyClicks is the clicks table of migration 0001, where an earlier
+// version kept one row per click.
+const legacyClicks = `CREATE TABLE clicks (
+    event_id TEXT PRIMARY KEY, time BIGINT NOT NULL, day TEXT NOT NULL, link_id TEXT NOT NULL,
+    workspace_id TEXT NOT NULL, domain TEXT NOT NULL, slug TEXT NOT NULL, target TEXT NOT NULL,
+    country TEXT NOT NULL, city TEXT NOT NULL, device TEXT NOT NULL, browser TEXT NOT NULL, os TEXT NOT NULL,
+    referrer TEXT NOT NULL, "trigger" TEXT NOT NULL, qr_id TEXT NOT NULL, bot BOOLEAN NOT NULL,
+    visitor TEXT NOT NULL)`
+
+// TestConvertLegacy: clicks an earlier version stored one row each are
+// converted when the store opens: they show in the statistics, are not
+// counted in the links again, are recognised when redelivered, and the old
+// table is gone. The conversion runs in several transactions.
+func TestConvertLegacy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shortlink.db")
+	b := mustOpen(t, path)
+	ws := b.NewWorkspace(t)
+	id := b.NewLink(t, ws)
+	b.Close()
+
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(legacyClicks); err != nil {
+		t.Fatalf("create the legacy table: %v", err)
+	}
+	day := time.Date(2025, time.March, 10, 9, 0, 0, 0, time.UTC)
+	const n = 12_000 // more than one conversion transaction
+	var old []click.Event
+	visitors := make([]click.Visitor, 4000)
+	for i := range visitors {
+		visitors[i] = click.Visitor(click.NewEventID())
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		e := click.Event{ID: click.NewEventID(), Time: day.Add(time.Duration(i) * time.Second), LinkID: id,
+			WorkspaceID: ws, Country: []string{"US", "DE"}[i%2], Device: click.DeviceMobile, Browser: "Safari",
+			Trigger: click.TriggerLink, Bot: i%10 == 9, Visitor: visitors[i%len(visitors)]}
+		if i%5 == 0 {
+			e.Referrer = "t.co"
+		}
+		old = append(old, e)
+		if _, err := tx.Exec(`INSERT INTO clicks VALUES ($1, $2, $3, $4, $5, '', '', '', $6, '', $7, $8, '', $9,
+			'link', '', $10, $11)`, e.ID.String(), e.Time.UnixMicro(), e.Time.Format("2006-01-02"), id, ws,
+			e.Country, e.Device, e.Browser, e.Referrer, e.Bot, e.Visitor.String()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The earlier version counted the humans in the link when they arrived.
+	if _, err := tx.Exec(`UPDATE links SET click_count = $1 WHERE id = $2`, n-n/10, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	again := mustOpen(t, path)
+	wantMigrations(t, path)
+	ctx := context.Background()
+	st, err := again.LinkStats(ctx, id, stats.Range{From: day, To: day})
+	if err != nil {
+		t.Fatal(err)
+	}
+	humans := int64(n - n/10)
+	// Click i is visitor i%4000's, a bot's when i%10 == 9: as 4000 is a
+	// multiple of 10, the visitors j with j%10 == 9 only ever came as bots.
+	if want := int64(len(visitors) * 9 / 10); st.TotalClicks != humans || st.UniqueClicks != want {
+		t.Errorf("stats after conversion: total %d, unique %d; want %d, %d", st.TotalClicks, st.UniqueClicks,
+			humans, want)
+	}
+	if len(st.ByReferrer) != 2 || st.ByReferrer[0] != (stats.Count{Key: "direct", Count: humans - n/5}) {
+		t.Errorf("referrers after conversion: %v", st.ByReferrer)
+	}
+	if st.LastClickedAt == nil || !st.LastClickedAt.Equal(old[n-2].Time) {
+		t.Errorf("last clicked at %v, want %v", st.LastClickedAt, old[n-2].Time)
+	}
+	// Redelivered after the conversion: neither stored nor counted again.
+	if err := again.WriteClicks(ctx, old[:100]); err != nil {
+		t.Fatal(err)
+	}
+	if c, _, err := again.LinkCounters(ctx, id); err != nil || c != humans {
+		t.Errorf("click_count: got %d, %v; want %d (not counted again)", c, err, humans)
+	}
+	if got, err := again.ClicksSince(ctx, ws, day); err != nil || got != humans {
+		t.Errorf("clicks since: got %d, %v; want %d", got, err, humans)
 	}
 }

@@ -7,17 +7,18 @@ import (
 	"fmt"
 	"time"
 
+	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/stats"
 )
 
 var _ stats.Reader = (*Store)(nil)
 
-// inRange selects a link's human clicks on the days $2 to $3, both included.
-const inRange = `link_id = $1 AND bot = FALSE AND day BETWEEN $2 AND $3`
-
-// LinkStats implements stats.Reader. Range.From and Range.To stand for their
-// whole UTC days. All numbers come from one snapshot of the database.
+// LinkStats implements stats.Reader from the rollups. Range.From and
+// Range.To stand for their whole UTC days. All numbers come from one
+// snapshot of the database. uniqueClicks adds up each day's distinct
+// visitors: a visitor's hash changes every day, so a person counts once per
+// day they click; each day's count is exact up to ExactVisitors.
 func (s *Store) LinkStats(ctx context.Context, linkID string, r stats.Range) (*stats.LinkStats, error) {
 	from, to := utcDay(r.From), utcDay(r.To)
 	if to.Before(from) {
@@ -31,45 +32,44 @@ func (s *Store) LinkStats(ctx context.Context, linkID string, r stats.Range) (*s
 		return nil, fmt.Errorf("link stats: %w", err)
 	}
 	defer tx.Rollback()
-	args := []any{linkID, from.Format(dayLayout), to.Format(dayLayout)}
+	first, last := from.Format(dayLayout), to.Format(dayLayout)
 	st := &stats.LinkStats{}
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT visitor) FROM clicks WHERE `+inRange,
-		args...).Scan(&st.TotalClicks, &st.UniqueClicks); err != nil {
+	if st.OverTime, st.TotalClicks, err = overTime(ctx, tx, linkID, from, to); err != nil {
+		return nil, fmt.Errorf("link stats: %w", err)
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(visitors), 0) FROM click_visitors
+		WHERE link_id = $1 AND day BETWEEN $2 AND $3`, linkID, first, last).Scan(&st.UniqueClicks); err != nil {
 		return nil, fmt.Errorf("link stats: %w", err)
 	}
 	for _, b := range []struct {
-		key  string
+		dim  string
 		list *[]stats.Count
 	}{
-		{"country", &st.ByCountry},
-		{"device", &st.ByDevice},
-		{"browser", &st.ByBrowser},
-		{"CASE WHEN referrer = '' THEN 'direct' ELSE referrer END", &st.ByReferrer},
+		{dimCountry, &st.ByCountry},
+		{dimDevice, &st.ByDevice},
+		{dimBrowser, &st.ByBrowser},
+		{dimReferrer, &st.ByReferrer},
 	} {
-		if *b.list, err = breakdown(ctx, tx, b.key, args); err != nil {
+		if *b.list, err = breakdown(ctx, tx, linkID, b.dim, first, last); err != nil {
 			return nil, fmt.Errorf("link stats: %w", err)
 		}
 	}
-	if st.OverTime, err = overTime(ctx, tx, from, to, args); err != nil {
-		return nil, fmt.Errorf("link stats: %w", err)
-	}
-	// The latest human click ever, whatever the range: the last entry of the
-	// link's humans in clicks_link_day.
-	var last sql.NullInt64
-	err = tx.QueryRowContext(ctx, `SELECT time FROM clicks WHERE link_id = $1 AND bot = FALSE
-		ORDER BY day DESC, time DESC LIMIT 1`, linkID).Scan(&last)
+	// The latest human click ever, whatever the range.
+	var lastUs sql.NullInt64
+	err = tx.QueryRowContext(ctx, `SELECT last_us FROM click_link_last WHERE link_id = $1`, linkID).Scan(&lastUs)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("link stats: %w", err)
 	}
-	st.LastClickedAt = timePtr(last)
+	st.LastClickedAt = timePtr(lastUs)
 	return st, nil
 }
 
-// breakdown counts the range's clicks by the SQL expression key, by count
-// descending and then by key.
-func breakdown(ctx context.Context, tx *sql.Tx, key string, args []any) ([]stats.Count, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT `+key+` AS k, COUNT(*) AS n FROM clicks WHERE `+inRange+`
-		GROUP BY k ORDER BY n DESC, k`, args...)
+// breakdown adds up one dimension of the link's rollup over the days first
+// to last, by count descending and then by key.
+func breakdown(ctx context.Context, tx *sql.Tx, linkID, dim, first, last string) ([]stats.Count, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT key, SUM(clicks) AS n FROM click_rollup
+		WHERE link_id = $1 AND dim = $2 AND day BETWEEN $3 AND $4
+		GROUP BY key ORDER BY n DESC, key`, linkID, dim, first, last)
 	if err != nil {
 		return nil, err
 	}
@@ -85,11 +85,14 @@ func breakdown(ctx context.Context, tx *sql.Tx, key string, args []any) ([]stats
 	return list, rows.Err()
 }
 
-// overTime lists every day from from to to, oldest first, with its clicks.
-func overTime(ctx context.Context, tx *sql.Tx, from, to time.Time, args []any) ([]stats.Day, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT day, COUNT(*) FROM clicks WHERE `+inRange+` GROUP BY day`, args...)
+// overTime lists every day from from to to, oldest first, with its clicks,
+// and returns their sum.
+func overTime(ctx context.Context, tx *sql.Tx, linkID string, from, to time.Time) ([]stats.Day, int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT day, clicks FROM click_rollup
+		WHERE link_id = $1 AND dim = $2 AND day BETWEEN $3 AND $4`,
+		linkID, dimTotal, from.Format(dayLayout), to.Format(dayLayout))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer rows.Close()
 	counts := map[string]int64{}
@@ -97,30 +100,77 @@ func overTime(ctx context.Context, tx *sql.Tx, from, to time.Time, args []any) (
 		var day string
 		var n int64
 		if err := rows.Scan(&day, &n); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		counts[day] = n
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	days := []stats.Day{}
+	var total int64
 	for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
 		key := d.Format(dayLayout)
 		days = append(days, stats.Day{Date: key, Count: counts[key]})
+		total += counts[key]
 	}
-	return days, nil
+	return days, total, nil
 }
 
 // ClicksSince implements stats.Reader: the workspace's human clicks at or
-// after since.
+// after since. The days after since's day come from the workspace rollup;
+// on since's own day, the chunks that start at or after since count whole,
+// those that end before it not at all, and the few that straddle it are
+// read click by click.
 func (s *Store) ClicksSince(ctx context.Context, workspaceID string, since time.Time) (int64, error) {
-	var n int64
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM clicks
-		WHERE workspace_id = $1 AND bot = FALSE AND time >= $2`, workspaceID, since.UnixMicro()).Scan(&n); err != nil {
+	n, err := s.clicksSince(ctx, workspaceID, since)
+	if err != nil {
 		return 0, fmt.Errorf("count clicks since %s: %w", since.UTC().Format(time.RFC3339), err)
 	}
 	return n, nil
+}
+
+func (s *Store) clicksSince(ctx context.Context, workspaceID string, since time.Time) (int64, error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	day, us := utcDay(since).Format(dayLayout), since.UnixMicro()
+	var later, whole int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(clicks), 0) FROM click_workspace_days
+		WHERE workspace_id = $1 AND day > $2`, workspaceID, day).Scan(&later); err != nil {
+		return 0, err
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(humans), 0) FROM click_chunks
+		WHERE workspace_id = $1 AND day = $2 AND first_us >= $3`, workspaceID, day, us).Scan(&whole); err != nil {
+		return 0, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT data FROM click_chunks
+		WHERE workspace_id = $1 AND day = $2 AND first_us < $3 AND last_us >= $3 AND humans > 0`, workspaceID, day, us)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var events []click.Event
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&data); err != nil {
+			return 0, err
+		}
+		if events, err = click.DecodeRecord(events[:0], data); err != nil {
+			return 0, err
+		}
+		for i := range events {
+			if !events[i].Bot && events[i].Time.UnixMicro() >= us {
+				whole++
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	return later + whole, nil
 }
 
 // utcDay returns the midnight UTC that starts t's UTC day.
