@@ -19,7 +19,10 @@ type ClickProducer interface {
 }
 
 // ClickHandler stores a batch of click events. It returns only when the batch
-// is stored (or failed); the bus redelivers a failed batch.
+// is stored (or failed); the bus redelivers a failed batch. The bus reuses the
+// batch's memory once the handler returns: a handler keeps nothing of it (copy
+// what it must remember, and clone strings of events decoded from a record,
+// which share the record's memory).
 type ClickHandler func(ctx context.Context, batch []click.Event) error
 
 // LinkChange says a link's record changed (updated, archived, restored,

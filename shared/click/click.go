@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"sync/atomic"
 	"time"
 )
@@ -82,11 +83,8 @@ func (id EventID) String() string { return hex.EncodeToString(id[:]) }
 // MarshalText implements encoding.TextMarshaler.
 func (id EventID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
 
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (id *EventID) UnmarshalText(b []byte) error {
-	_, err := hex.Decode(id[:], b)
-	return err
-}
+// UnmarshalText implements encoding.TextUnmarshaler: exactly 32 hex digits.
+func (id *EventID) UnmarshalText(b []byte) error { return decodeHex16((*[16]byte)(id), b, "event id") }
 
 // Visitor is the daily-salted hash of a visitor's IP and user agent.
 type Visitor [16]byte
@@ -97,8 +95,15 @@ func (v Visitor) String() string { return hex.EncodeToString(v[:]) }
 // MarshalText implements encoding.TextMarshaler.
 func (v Visitor) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
 
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (v *Visitor) UnmarshalText(b []byte) error {
-	_, err := hex.Decode(v[:], b)
+// UnmarshalText implements encoding.TextUnmarshaler: exactly 32 hex digits.
+func (v *Visitor) UnmarshalText(b []byte) error { return decodeHex16((*[16]byte)(v), b, "visitor") }
+
+// decodeHex16 decodes 32 hex digits into dst; any other length is an error
+// (hex.Decode would write past 16 bytes).
+func decodeHex16(dst *[16]byte, b []byte, what string) error {
+	if len(b) != 2*len(dst) {
+		return fmt.Errorf("click: %s must be %d hex digits, not %d characters", what, 2*len(dst), len(b))
+	}
+	_, err := hex.Decode(dst[:], b)
 	return err
 }

@@ -2,6 +2,7 @@ package click
 
 import (
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -44,5 +45,19 @@ func TestEventJSONRoundTrip(t *testing.T) {
 	}
 	if got != e {
 		t.Fatalf("round trip changed the event:\n got %+v\nwant %+v", got, e)
+	}
+}
+
+func TestUnmarshalTextLengths(t *testing.T) {
+	for _, in := range []string{"", "00", strings.Repeat("0", 31), strings.Repeat("0", 33), strings.Repeat("0", 64), strings.Repeat("zz", 16)} {
+		var id EventID
+		var v Visitor
+		if id.UnmarshalText([]byte(in)) == nil || v.UnmarshalText([]byte(in)) == nil {
+			t.Errorf("%q: got no error", in)
+		}
+	}
+	var id EventID
+	if err := id.UnmarshalText([]byte(strings.Repeat("ab", 16))); err != nil || id[15] != 0xab {
+		t.Errorf("32 hex digits: %v, %x", err, id)
 	}
 }

@@ -2,6 +2,7 @@ package click
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -133,12 +134,35 @@ func DecodeRecord(dst []Event, b []byte) ([]Event, error) {
 }
 
 func decodeJSON(dst []Event, b []byte) ([]Event, error) {
+	// The ids are read here, not by EventID's and Visitor's UnmarshalText,
+	// which take hex longer than an id for a panic.
+	type fields Event
 	var e Event
-	if err := json.Unmarshal(b, &e); err != nil {
+	j := struct {
+		*fields
+		ID      string `json:"id"`
+		Visitor string `json:"visitor"`
+	}{fields: (*fields)(&e)}
+	if err := json.Unmarshal(b, &j); err != nil {
 		return dst, fmt.Errorf("click record: legacy JSON event: %w", err)
+	}
+	if err := decodeHex(e.ID[:], j.ID); err != nil {
+		return dst, fmt.Errorf("click record: legacy JSON event: id: %w", err)
+	}
+	if err := decodeHex(e.Visitor[:], j.Visitor); err != nil {
+		return dst, fmt.Errorf("click record: legacy JSON event: visitor: %w", err)
 	}
 	e.Time = e.Time.UTC()
 	return append(dst, e), nil
+}
+
+// decodeHex decodes s into dst, which it must fit.
+func decodeHex(dst []byte, s string) error {
+	if hex.DecodedLen(len(s)) > len(dst) {
+		return fmt.Errorf("%d hex digits for %d bytes", len(s), len(dst))
+	}
+	_, err := hex.Decode(dst, []byte(s))
+	return err
 }
 
 var errTruncated = errors.New("click record: truncated or malformed")

@@ -140,6 +140,8 @@ func TestDecodeRecordRejectsMalformed(t *testing.T) {
 		{"JSONArray", []byte(`[{"id":"00"}]`)},
 		{"BrokenJSON", []byte(`{"linkId":`)},
 		{"TwoJSONEvents", []byte(`{"linkId":"a"}{"linkId":"b"}`)},
+		{"JSONIDTooLong", []byte(`{"id":"0000000000000000000000000000000000"}`)},
+		{"JSONVisitorNotHex", []byte(`{"visitor":"zz"}`)},
 		{"MagicOnly", []byte{recordMagic}},
 		{"UnknownVersion", append([]byte{recordMagic, 99}, valid[2:]...)},
 		{"NoCount", []byte{recordMagic, 1}},
@@ -202,6 +204,7 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(j)
 	f.Add([]byte(`{"time":"2026-01-02T03:04:05.123456789+02:00","bot":true}`))
 	f.Add([]byte{recordMagic, 1, 1})
+	f.Add([]byte(`{"id":"0000000000000000000000000000000000"}`)) // an id too long
 	f.Fuzz(func(t *testing.T, b []byte) {
 		events, err := DecodeRecord(nil, b)
 		if err != nil {

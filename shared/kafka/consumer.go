@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"time"
@@ -18,18 +17,25 @@ type ConsumerOptions struct {
 	Brokers []string
 	// Group is the consumer group; every analytics process of a deployment shares it.
 	Group string
-	// BatchSize and FlushInterval: a batch is handled at N events or after T.
+	// BatchSize and FlushInterval: a batch is handled at N events (default
+	// 5000) or after T (default 500ms). The handler never gets more than N
+	// events at once.
 	BatchSize     int
 	FlushInterval time.Duration
 	Logger        *slog.Logger
 }
 
 // Consumer reads click events as a member of a consumer group and hands them
-// to a handler in batches. Offsets are committed only after the handler stored
-// the batch: a crash redelivers, never loses; handlers drop repeated ids.
+// to a handler in batches. A Kafka record holds many events (the producer's
+// binary records) or one (the JSON of earlier producers): both are read.
+// Offsets are committed only after the handler stored the batch: a crash
+// redelivers, never loses; handlers drop repeated ids.
 type Consumer struct {
 	r    *kafkago.Reader
 	opts ConsumerOptions
+	// msgs and events are the batch in hand, reused from batch to batch.
+	msgs   []kafkago.Message
+	events []click.Event
 }
 
 // NewConsumer joins the group.
@@ -61,14 +67,21 @@ func NewConsumer(o ConsumerOptions) *Consumer {
 }
 
 // Run consumes until ctx ends, then returns after the batch in hand is stored
-// and committed (or ctx's cancellation stops a retry).
+// and committed (or ctx's cancellation stops a retry). The handler must be
+// done with a batch's slice when it returns: Run reuses it.
 func (c *Consumer) Run(ctx context.Context, h bus.ClickHandler) error {
 	defer c.r.Close()
 	for {
 		msgs, events := c.fetch(ctx)
 		if len(msgs) > 0 {
-			if err := c.store(ctx, h, events); err != nil {
-				return err
+			// A record of many events can take the batch past BatchSize: the
+			// handler gets it in parts.
+			for rest := events; len(rest) > 0; {
+				n := min(len(rest), c.opts.BatchSize)
+				if err := c.store(ctx, h, rest[:n]); err != nil {
+					return err
+				}
+				rest = rest[n:]
 			}
 			// Commit with a fresh context: the batch is stored, the commit must
 			// not be lost to the shutdown that ended ctx.
@@ -85,13 +98,16 @@ func (c *Consumer) Run(ctx context.Context, h bus.ClickHandler) error {
 	}
 }
 
-// fetch collects up to BatchSize messages, waiting at most FlushInterval once
-// the first has arrived.
+// fetch collects messages until their events reach BatchSize (or the messages
+// do, when they are malformed), waiting at most FlushInterval once the first
+// has arrived. The slices are valid until the next fetch.
 func (c *Consumer) fetch(ctx context.Context) ([]kafkago.Message, []click.Event) {
-	var msgs []kafkago.Message
-	var events []click.Event
+	clear(c.msgs)
+	clear(c.events)
+	msgs, events := c.msgs[:0], c.events[:0]
+	defer func() { c.msgs, c.events = msgs, events }()
 	var deadline time.Time
-	for len(msgs) < c.opts.BatchSize {
+	for len(events) < c.opts.BatchSize && len(msgs) < c.opts.BatchSize {
 		fctx := ctx
 		var cancel context.CancelFunc = func() {}
 		if !deadline.IsZero() {
@@ -113,14 +129,31 @@ func (c *Consumer) fetch(ctx context.Context) ([]kafkago.Message, []click.Event)
 			deadline = time.Now().Add(c.opts.FlushInterval)
 		}
 		msgs = append(msgs, m)
-		var e click.Event
-		if err := json.Unmarshal(m.Value, &e); err != nil || e.ID == (click.EventID{}) {
-			c.opts.Logger.Error("skipping a malformed click event", "partition", m.Partition, "offset", m.Offset, "err", err)
-			continue
-		}
-		events = append(events, e)
+		events = c.decode(events, m)
 	}
 	return msgs, events
+}
+
+// decode appends the events of m to events. A malformed record, or an event
+// without an id, is logged and skipped: it must not stop the events after it.
+func (c *Consumer) decode(events []click.Event, m kafkago.Message) []click.Event {
+	n := len(events)
+	events, err := click.DecodeRecord(events, m.Value)
+	if err != nil {
+		c.opts.Logger.Error("skipping a malformed click record", "partition", m.Partition, "offset", m.Offset, "err", err)
+		return events
+	}
+	kept := events[:n]
+	for _, e := range events[n:] {
+		if e.ID != (click.EventID{}) {
+			kept = append(kept, e)
+		}
+	}
+	if skipped := len(events) - len(kept); skipped > 0 {
+		clear(events[len(kept):])
+		c.opts.Logger.Error("skipping click events without an id", "partition", m.Partition, "offset", m.Offset, "events", skipped)
+	}
+	return kept
 }
 
 // store hands the batch to h until it succeeds or ctx ends.

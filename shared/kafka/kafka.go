@@ -1,7 +1,8 @@
 // Package kafka is the bus at scale, on Kafka through segmentio/kafka-go: the
-// topic "clicks" (keyed by link id) from the edges to the analytics consumer
-// group, and the topic "link-changes" that every edge reads whole to evict its
-// cache. It implements the interfaces of package bus.
+// topic "clicks" from the edges to the analytics consumer group (records of
+// many clicks in the encoding of click.AppendRecord, all of a link in one
+// partition), and the topic "link-changes" that every edge reads whole to
+// evict its cache. It implements the interfaces of package bus.
 package kafka
 
 import (

@@ -1,8 +1,7 @@
 package kafka
 
 import (
-	"bufio"
-	"encoding/json"
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,18 +14,31 @@ import (
 	"shortlink.dev/shared/click"
 )
 
-// spool keeps batches of clicks on disk, one file (JSON lines) per batch, named
-// so that they sort oldest first. A file is written under a temporary name and
+// spool keeps batches of clicks on disk, one file per batch, named so that
+// they sort oldest first. A file is written under a temporary name and
 // renamed when complete, so a crash never leaves half a batch to replay.
+//
+// A file ending in .clicks holds one click record (click.AppendRecord); one
+// ending in .jsonl, written by earlier versions, holds a click's JSON per
+// line. Both are read. A file that cannot be read is renamed to end in .bad
+// and left alone.
 type spool struct {
 	dir      string
 	max      int64
 	mu       sync.Mutex
 	bytes    int64
 	seq      int64
+	buf      []byte // the record being written
 	dropped  atomic.Int64
 	nonEmpty atomic.Bool
 }
+
+// The suffixes of the spool's files.
+const (
+	segmentSuffix       = ".clicks"
+	legacySegmentSuffix = ".jsonl"
+	badSegmentSuffix    = ".bad"
+)
 
 func openSpool(dir string, max int64) (*spool, error) {
 	if dir == "" {
@@ -64,7 +76,7 @@ func (s *spool) segments() ([]string, error) {
 	}
 	var names []string
 	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".jsonl") {
+		if strings.HasSuffix(e.Name(), segmentSuffix) || strings.HasSuffix(e.Name(), legacySegmentSuffix) {
 			names = append(names, e.Name())
 		}
 	}
@@ -80,21 +92,28 @@ func (s *spool) append(batch []click.Event) error {
 		return fmt.Errorf("the spool is full (%d bytes)", s.bytes)
 	}
 	s.seq++
-	name := fmt.Sprintf("%020d-%06d.jsonl", time.Now().UnixNano(), s.seq)
+	name := fmt.Sprintf("%020d-%06d%s", time.Now().UnixNano(), s.seq, segmentSuffix)
 	tmp := filepath.Join(s.dir, name+".tmp")
-	f, err := os.Create(tmp)
+	s.buf = click.AppendRecord(s.buf[:0], batch)
+	if err := writeFile(tmp, s.buf); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(s.dir, name)); err != nil {
+		return err
+	}
+	s.bytes += int64(len(s.buf))
+	s.nonEmpty.Store(true)
+	return nil
+}
+
+// writeFile writes b to a new file at path and syncs it to disk.
+func writeFile(path string, b []byte) error {
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriter(f)
-	enc := json.NewEncoder(w)
-	for i := range batch {
-		if err := enc.Encode(&batch[i]); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := w.Flush(); err != nil {
+	if _, err := f.Write(b); err != nil {
 		f.Close()
 		return err
 	}
@@ -102,21 +121,11 @@ func (s *spool) append(batch []click.Event) error {
 		f.Close()
 		return err
 	}
-	fi, _ := f.Stat()
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(s.dir, name)); err != nil {
-		return err
-	}
-	if fi != nil {
-		s.bytes += fi.Size()
-	}
-	s.nonEmpty.Store(true)
-	return nil
+	return f.Close()
 }
 
-// oldest returns the oldest segment and its events; "" when the spool is empty.
+// oldest returns the oldest segment and its events; "" when the spool is
+// empty. A segment it cannot read is set aside, and reported as an error.
 func (s *spool) oldest() (string, []click.Event, error) {
 	names, err := s.segments()
 	if err != nil || len(names) == 0 {
@@ -125,21 +134,49 @@ func (s *spool) oldest() (string, []click.Event, error) {
 		}
 		return "", nil, err
 	}
-	f, err := os.Open(filepath.Join(s.dir, names[0]))
+	name := names[0]
+	b, err := os.ReadFile(filepath.Join(s.dir, name))
 	if err != nil {
 		return "", nil, err
 	}
-	defer f.Close()
 	var events []click.Event
-	dec := json.NewDecoder(bufio.NewReader(f))
-	for dec.More() {
-		var e click.Event
-		if err := dec.Decode(&e); err != nil {
-			return "", nil, fmt.Errorf("spool segment %s: %w", names[0], err)
-		}
-		events = append(events, e)
+	if strings.HasSuffix(name, legacySegmentSuffix) {
+		events, err = decodeLegacySegment(b)
+	} else {
+		events, err = click.DecodeRecord(nil, b)
 	}
-	return names[0], events, nil
+	if err != nil {
+		s.setAside(name)
+		return "", nil, fmt.Errorf("spool segment %s set aside: %w", name, err)
+	}
+	return name, events, nil
+}
+
+// decodeLegacySegment reads a segment of earlier versions: JSON lines.
+func decodeLegacySegment(b []byte) ([]click.Event, error) {
+	var events []click.Event
+	for line := range bytes.Lines(b) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var err error
+		if events, err = click.DecodeRecord(events, line); err != nil {
+			return nil, err
+		}
+	}
+	return events, nil
+}
+
+// setAside renames a segment that cannot be read, so that the ones after it
+// are replayed; it no longer counts against the spool's bound.
+func (s *spool) setAside(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	path := filepath.Join(s.dir, name)
+	if fi, err := os.Stat(path); err == nil {
+		s.bytes -= fi.Size()
+	}
+	os.Rename(path, path+badSegmentSuffix)
 }
 
 func (s *spool) remove(name string) {
