@@ -4,12 +4,21 @@
 // statistics answered from ClickHouse. The embedded SQLite backend implements
 // the same; both pass the statstest contract suite.
 //
+// Statistics, the usage count and the counters come from rollups kept at
+// write time (migration 0002): materialized views add every inserted human
+// click to per-link-and-day counts, breakdowns and visitor states, so that no
+// read scans the raw clicks of a link. See stats.go for what uniqueClicks
+// means and how exact it is.
+//
 // The pipeline delivers clicks at least once. A redelivered event is caught
 // three times over: within its batch, in a bounded set of the ids written
-// recently, and by looking the batch's ids up in ClickHouse before inserting.
-// What still slips through (two processes inserting one event at the same
-// instant) is collapsed by ReplacingMergeTree in the background and never
-// counted meanwhile: every query counts distinct event ids.
+// recently, and by looking the batch's ids up in ClickHouse before inserting,
+// so that the views, which add up what is inserted, see each event once. What
+// still slips through is two processes inserting one event at the same
+// instant, each before the other's INSERT is visible to its look-up: two
+// consumers holding the same partition, which happens only while the
+// consumer group rebalances. The raw copies are collapsed by
+// ReplacingMergeTree, but the rollups then count that event twice.
 package clickhouse
 
 import (
@@ -69,7 +78,8 @@ var databaseName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // SHORTLINK_CLICKHOUSE_URL like clickhouse://127.0.0.1:9000/shortlink (the
 // path is the database; user, password and settings as clickhouse-go's DSN
 // takes them), creates the database when it is missing and applies the
-// pending migrations before it returns. counters is where WriteClicks writes
+// pending migrations, then counts into the rollups the clicks stored without
+// them (fillLegacy), before it returns. counters is where WriteClicks writes
 // the links' click counters back: the control plane's store.
 func Open(ctx context.Context, url string, counters Counters) (*Store, error) {
 	if counters == nil {
@@ -101,6 +111,10 @@ func Open(ctx context.Context, url string, counters Counters) (*Store, error) {
 	}
 	s := &Store{conn: conn, counters: counters, recent: newRecentIDs(recentIDsKept)}
 	if err := s.migrate(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
+	}
+	if err := s.fillLegacy(ctx); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
 	}
@@ -155,7 +169,7 @@ func (s *Store) migrate(ctx context.Context) error {
 			continue
 		}
 		for _, stmt := range m.Statements {
-			if err := s.conn.Exec(ctx, stmt); err != nil {
+			if err := s.conn.Exec(ctx, stmt); err != nil && !columnExists(err, stmt) {
 				return fmt.Errorf("cannot apply analytics migration %s: %w\n%s", m.Name, err, stmt)
 			}
 		}
@@ -164,6 +178,18 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// errColumnExists is ClickHouse's error code for ADD COLUMN of a column that
+// exists (ILLEGAL_COLUMN).
+const errColumnExists = 44
+
+// columnExists reports whether err is an ALTER TABLE … ADD COLUMN's failure
+// because the column is there already: a migration run again, as 18.16 has
+// no ADD COLUMN IF NOT EXISTS.
+func columnExists(err error, stmt string) bool {
+	var e *ch.Exception
+	return errors.As(err, &e) && e.Code == errColumnExists && strings.Contains(stmt, "ADD COLUMN")
 }
 
 // record records a migration as applied. It sends the row as a batch: over

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 	"shortlink.dev/analytics/statstest"
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/migration"
 	"shortlink.dev/shared/sqlstore"
 	"shortlink.dev/shared/stats"
 	"shortlink.dev/shared/storetest"
@@ -115,7 +117,7 @@ func TestOpen(t *testing.T) {
 		if err != nil || st.TotalClicks != 1 {
 			t.Fatalf("stats after reopening: got %+v, %v; want 1 click", st, err)
 		}
-		wantMigrations(t, url, 1)
+		wantMigrations(t, url, 2)
 	})
 
 	// Services starting together on a new database.
@@ -189,43 +191,193 @@ func TestRedeliveredAfterRestart(t *testing.T) {
 	wantCounters(t, again, l, 3, at.Add(3*time.Hour))
 }
 
-// TestDuplicateRowsCountOnce: two processes inserting the same event at the
-// same instant both store it; until ClickHouse merges the copies, every
-// count still sees one click.
-func TestDuplicateRowsCountOnce(t *testing.T) {
-	e := newEnv(t)
-	b := e.open(t)
-	ws := b.NewWorkspace(t)
-	l := b.NewLink(t, ws)
-	at := time.Date(2025, time.March, 10, 12, 0, 0, 0, time.UTC)
-	mustWrite(t, b,
-		click.Event{ID: click.NewEventID(), Time: at, LinkID: l, WorkspaceID: ws, Country: "US"},
-		click.Event{ID: click.NewEventID(), Time: at, LinkID: l, WorkspaceID: ws, Country: "DE"})
-	// The second process's copies, written behind the Store's back.
-	conn := mustConnect(t, e.clickhouseURL)
-	const columns = `event_id, time_us, day, link_id, workspace_id, domain, slug, target, country, city,
-		device, browser, os, referrer, trigger, qr_id, bot, visitor`
-	if err := conn.Exec(context.Background(), `INSERT INTO clicks (`+columns+`) SELECT `+columns+`
-		FROM clicks WHERE link_id = ?`, l); err != nil {
-		t.Fatalf("copy the rows: %v", err)
-	}
-	if n := rowsOf(t, e.clickhouseURL, l); n != 4 {
-		t.Fatalf("rows of the link in clicks: got %d, want 4", n)
-	}
-	// A later click has the counters counted again.
-	mustWrite(t, b, click.Event{ID: click.NewEventID(), Time: at.Add(time.Hour), LinkID: l, WorkspaceID: ws, Country: "US"})
-	wantCounters(t, b, l, 3, at.Add(time.Hour))
-	st, err := b.LinkStats(context.Background(), l, rangeOf(at))
+// legacyColumns are the columns of clicks as migration 0001 made them, which
+// a process of the previous version inserts.
+const legacyColumns = `event_id, time_us, day, link_id, workspace_id, domain, slug, target, country, city,
+	device, browser, os, referrer, trigger, qr_id, bot, visitor`
+
+// insertLegacy inserts the events into clicks as the previous version did:
+// without the rolled column, so that no rollup view counts them.
+func insertLegacy(t testing.TB, conn driver.Conn, events ...click.Event) {
+	t.Helper()
+	batch, err := conn.PrepareBatch(context.Background(), `INSERT INTO clicks (`+legacyColumns+`)`)
 	if err != nil {
-		t.Fatalf("stats: %v", err)
+		t.Fatalf("insert legacy clicks: %v", err)
 	}
-	if st.TotalClicks != 3 || st.UniqueClicks != 1 || len(st.ByCountry) != 2 ||
-		st.ByCountry[0].Count != 2 || st.ByCountry[1].Count != 1 || st.OverTime[0].Count != 3 {
-		t.Errorf("stats: got total %d, unique %d, byCountry %+v, overTime %+v; want 3, 1, [US:2 DE:1], [3]",
-			st.TotalClicks, st.UniqueClicks, st.ByCountry, st.OverTime)
+	defer batch.Close()
+	for _, e := range events {
+		var bot uint8
+		if e.Bot {
+			bot = 1
+		}
+		day := e.Time.UTC().Truncate(24 * time.Hour)
+		if err := batch.Append(string(e.ID[:]), e.Time.UnixMicro(), day, e.LinkID, e.WorkspaceID, e.Domain, e.Slug,
+			e.Target, e.Country, e.City, e.Device, e.Browser, e.OS, e.Referrer, string(e.Trigger), e.QRID, bot,
+			string(e.Visitor[:])); err != nil {
+			t.Fatalf("insert legacy clicks: %v", err)
+		}
 	}
-	if n, err := b.ClicksSince(context.Background(), ws, at); err != nil || n != 3 {
-		t.Errorf("clicks since: got %d, %v; want 3", n, err)
+	if err := batch.Send(); err != nil {
+		t.Fatalf("insert legacy clicks: %v", err)
+	}
+}
+
+// mustApplyFirstMigration creates the database at url as the previous
+// version left it: migration 0001 only.
+func mustApplyFirstMigration(t testing.TB, url string) driver.Conn {
+	t.Helper()
+	opts, err := ch.ParseDSN(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	database := opts.Auth.Database
+	opts.Auth.Database = ""
+	admin, err := ch.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	ctx := context.Background()
+	if err := admin.Exec(ctx, "CREATE DATABASE IF NOT EXISTS `"+database+"`"); err != nil {
+		t.Fatal(err)
+	}
+	conn := mustConnect(t, url)
+	body, err := os.ReadFile("migrations/0001_clicks.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range migration.Statements(string(body)) {
+		if err := conn.Exec(ctx, stmt); err != nil {
+			t.Fatalf("apply 0001: %v", err)
+		}
+	}
+	if err := conn.Exec(ctx, `CREATE TABLE analytics_migrations (version UInt32, applied_at DateTime)
+		ENGINE = MergeTree() ORDER BY version`); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Exec(ctx, `INSERT INTO analytics_migrations (version, applied_at) SELECT 1, now()`); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// TestMigrateLegacyClicks: a database of the previous version, clicks and
+// all (an event stored twice, bots, a QR scan), is opened by this one. Its
+// clicks count in the stats, the counters and the usage count, each once,
+// however often the migration runs; clicks the previous version stores
+// while the new one runs count once the next store opens.
+func TestMigrateLegacyClicks(t *testing.T) {
+	e := newEnv(t)
+	url := chtest.Database(t, e.clickhouseURL)
+	conn := mustApplyFirstMigration(t, url)
+	ws := storetest.MustCreateWorkspace(t, e.links).ID
+	l := storetest.MustCreateLink(t, e.links, storetest.NewLink(ws, storetest.UniqueDomain(), "s"), -1).ID
+	qr := storetest.MustCreateDynamicQRCode(t, e.links, ws, l)
+	at := time.Date(2025, time.March, 10, 12, 0, 0, 0, time.UTC)
+	ev := func(offset time.Duration, country string) click.Event {
+		return click.Event{ID: click.NewEventID(), Time: at.Add(offset), LinkID: l, WorkspaceID: ws,
+			Country: country, Device: click.DeviceMobile, Visitor: click.Visitor(click.NewEventID())}
+	}
+	us, de, nextDay := ev(0, "US"), ev(time.Hour, "DE"), ev(24*time.Hour, "US")
+	de.Visitor = us.Visitor
+	scan := ev(2*time.Hour, "US")
+	scan.Trigger, scan.QRID = click.TriggerQR, qr
+	bot := ev(3*time.Hour, "CN")
+	bot.Bot = true
+	// Months apart: the fill counts month by month.
+	lastMonth := ev(-31*24*time.Hour, "FR")
+	insertLegacy(t, conn, us, de, nextDay, scan, bot, lastMonth)
+	insertLegacy(t, conn, us) // stored twice, by two processes of the previous version
+
+	check := func(t *testing.T, b backend, total, unique, day2 int64, last time.Time) {
+		t.Helper()
+		st, err := b.LinkStats(context.Background(), l, stats.Range{From: at.AddDate(0, 0, -31), To: at.AddDate(0, 0, 1)})
+		if err != nil {
+			t.Fatalf("stats: %v", err)
+		}
+		over := st.OverTime[len(st.OverTime)-2:]
+		if st.TotalClicks != total || st.UniqueClicks != unique || over[0].Count != 3 || over[1].Count != day2 ||
+			st.OverTime[0].Count != 1 {
+			t.Errorf("stats: got total %d, unique %d, over time %+v … %+v; want %d, %d, [1 …] … [3 %d]",
+				st.TotalClicks, st.UniqueClicks, st.OverTime[0], over, total, unique, day2)
+		}
+		if got := showCounts(st.ByCountry); got != `[US:`+itoa(total-2)+` DE:1 FR:1]` {
+			t.Errorf("byCountry: got %s, want US:%d DE:1 FR:1", got, total-2)
+		}
+		if st.LastClickedAt == nil || !st.LastClickedAt.Equal(last) {
+			t.Errorf("lastClickedAt: got %v, want %v", st.LastClickedAt, last)
+		}
+		if n, err := b.ClicksSince(context.Background(), ws, at.Add(time.Minute)); err != nil || n != total-2 {
+			t.Errorf("clicks since: got %d, %v; want %d", n, err, total-2)
+		}
+	}
+
+	// A first attempt at migration 0002 was cut short after its first
+	// statements: the next one runs it whole again.
+	body, err := os.ReadFile("migrations/0002_rollups.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range migration.Statements(string(body))[:3] {
+		if err := conn.Exec(context.Background(), stmt); err != nil {
+			t.Fatalf("apply the start of 0002: %v", err)
+		}
+	}
+	first := backend{Store: mustOpen(t, url, e.links), links: e.links}
+	wantMigrations(t, url, 2)
+	check(t, first, 5, 4, 1, nextDay.Time)
+	// A new click has the counters counted, the legacy clicks included.
+	mustWrite(t, first, ev(25*time.Hour, "US"))
+	wantCounters(t, first, l, 6, at.Add(25*time.Hour))
+	check(t, first, 6, 5, 2, at.Add(25*time.Hour))
+
+	// Opening again fills nothing twice.
+	again := backend{Store: mustOpen(t, url, e.links), links: e.links}
+	check(t, again, 6, 5, 2, at.Add(25*time.Hour))
+
+	// The previous version, still running, stores a click and a scan: the
+	// next store to open counts them, once.
+	late := ev(25*time.Hour+time.Minute, "US")
+	late.Trigger, late.QRID = click.TriggerQR, qr
+	insertLegacy(t, conn, late)
+	third := backend{Store: mustOpen(t, url, e.links), links: e.links}
+	check(t, third, 7, 6, 3, late.Time)
+	mustWrite(t, third, ev(26*time.Hour, "US"), late)
+	wantCounters(t, third, l, 8, at.Add(26*time.Hour))
+	wantScans(t, third, qr, 2)
+
+	// Two stores filling at once still count every click once.
+	insertLegacy(t, conn, ev(27*time.Hour, "US"))
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			s, err := clickhouse.Open(context.Background(), url, e.links)
+			if err != nil {
+				t.Errorf("open: %v", err)
+				return
+			}
+			s.Close()
+		})
+	}
+	wg.Wait()
+	check(t, third, 9, 8, 5, at.Add(27*time.Hour))
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func showCounts(list []stats.Count) string {
+	parts := make([]string, len(list))
+	for i, c := range list {
+		parts[i] = c.Key + ":" + itoa(c.Count)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func wantScans(t testing.TB, b backend, qrID string, want int64) {
+	t.Helper()
+	got, err := b.QRScanCount(context.Background(), qrID)
+	if err != nil || got != want {
+		t.Errorf("scan count of %s: got %d, %v; want %d", qrID, got, err, want)
 	}
 }
 
@@ -411,4 +563,10 @@ func mustCreatePostgresDB(t testing.TB) string {
 	})
 	u.Path = "/" + name
 	return u.String()
+}
+
+// BenchmarkLinkStatsLoaded loads SHORTLINK_BENCH_LOADED_CLICKS clicks of one
+// link through WriteClicks and times LinkStats (statstest.BenchLoaded).
+func BenchmarkLinkStatsLoaded(b *testing.B) {
+	statstest.BenchLoaded(b, newEnv(b).open(b))
 }

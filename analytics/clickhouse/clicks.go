@@ -21,24 +21,27 @@ var _ bus.ClickHandler = (*Store)(nil).WriteClicks
 const dayLayout = "2006-01-02"
 
 // insertClicks names every column: ClickHouse 18.16 refuses a batch INSERT
-// without its column list.
+// without its column list. rolled = 1 has the rollups' views count the rows
+// (migration 0002).
 const insertClicks = `INSERT INTO clicks (event_id, time_us, day, link_id, workspace_id, domain, slug,
-	target, country, city, device, browser, os, referrer, trigger, qr_id, bot, visitor)`
+	target, country, city, device, browser, os, referrer, trigger, qr_id, bot, visitor, rolled)`
 
 // WriteClicks stores a batch of click events; it is a bus.ClickHandler. It
-// inserts, in one INSERT, the events that are not stored yet, then sets the
-// click_count and last_clicked_at of the batch's links, in one call to the
-// link store, to what ClickHouse counts for them: all their human clicks
-// ever, each event id once. As the counters are absolute, a batch delivered
+// inserts, in one INSERT, the events that are not stored yet (the rollups'
+// views add them up as they arrive), then sets the click_count and
+// last_clicked_at of the batch's links, in one call to the link store, to
+// what the rollups count for them: all their human clicks ever. As the counters are absolute, a batch delivered
 // twice, or written while another process writes the same links, counts
 // every click once. Bots are stored (bot = 1) but never counted. A click of
 // a link that no longer exists is stored and counts nowhere: failing the
 // batch would only have the bus retry it.
 //
-// An event is stored once however often it arrives: the first copy in the
-// batch wins (a redelivery is the same event), an id this Store claimed
-// recently is skipped without a look-up, and the others are looked up in
-// ClickHouse, which catches a redelivery after a restart.
+// An event is stored, and so counted, once however often it arrives: the
+// first copy in the batch wins (a redelivery is the same event), an id this
+// Store claimed recently is skipped without a look-up, and the others are
+// looked up in ClickHouse, which catches a redelivery after a restart. The
+// one gap is two processes inserting the same event at the same instant
+// (see the package comment).
 func (s *Store) WriteClicks(ctx context.Context, batch []click.Event) error {
 	if len(batch) == 0 {
 		return nil
@@ -129,7 +132,7 @@ func (s *Store) insert(ctx context.Context, events []*click.Event) error {
 	}
 	n := len(events)
 	ids, times, days := make([]string, 0, n), make([]int64, 0, n), make([]time.Time, 0, n)
-	bots, visitors := make([]uint8, 0, n), make([]string, 0, n)
+	bots, visitors, rolled := make([]uint8, 0, n), make([]string, 0, n), make([]uint8, 0, n)
 	// The String columns from link_id to qr_id.
 	var text [13][]string
 	for _, e := range events {
@@ -146,12 +149,13 @@ func (s *Store) insert(ctx context.Context, events []*click.Event) error {
 		}
 		bots = append(bots, bot)
 		visitors = append(visitors, string(e.Visitor[:]))
+		rolled = append(rolled, 1)
 	}
 	columns := []any{ids, times, days}
 	for _, col := range text {
 		columns = append(columns, col)
 	}
-	columns = append(columns, bots, visitors)
+	columns = append(columns, bots, visitors, rolled)
 
 	batch, err := s.conn.PrepareBatch(ctx, insertClicks)
 	if err != nil {
@@ -169,15 +173,17 @@ func (s *Store) insert(ctx context.Context, events []*click.Event) error {
 	return nil
 }
 
-// updateCounters sets the counters of the links the batch's humans clicked
-// to their absolute numbers in ClickHouse. It runs for redelivered events
-// too: a process that stopped after the INSERT and before the counters
-// gets them right when the batch comes again.
+// updateCounters sets the counters of the links the batch's humans clicked,
+// and the scan counts of the QR codes they scanned, to their absolute
+// numbers in the rollups. It runs for redelivered events too: a process that
+// stopped after the INSERT and before the counters gets them right when the
+// batch comes again. As the numbers are absolute, written while other
+// processes write the same links, and only ever raised by the link store,
+// every click counts once whatever order the writers finish in.
 //
-// Counting a link's clicks reads all its human rows (two columns, one
-// stretch of the primary key); the counters stay exact whatever was
-// delivered twice, which adding up batches cannot promise without a
-// transaction spanning ClickHouse and PostgreSQL.
+// The numbers come from link_days and qr_scans (and click_backfill for the
+// clicks stored before the rollups): a few rows per link and day, never the
+// raw clicks.
 func (s *Store) updateCounters(ctx context.Context, batch []click.Event) error {
 	var links []string
 	for i := range batch {
@@ -200,9 +206,7 @@ func (s *Store) updateCounters(ctx context.Context, batch []click.Event) error {
 }
 
 // updateScans sets the scan counts of the dynamic QR codes the batch's
-// humans scanned to their absolute numbers in ClickHouse, like
-// updateCounters does the links' counters. It reads the scanned links'
-// stretches of the primary key, the codes' rows only.
+// humans scanned to their absolute numbers in qr_scans (and click_backfill).
 func (s *Store) updateScans(ctx context.Context, batch []click.Event) error {
 	table, err := ext.NewTable("batch_scans", ext.Column("link_id", "String"), ext.Column("qr_id", "String"))
 	if err != nil {
@@ -223,9 +227,20 @@ func (s *Store) updateScans(ctx context.Context, batch []click.Event) error {
 	if len(seen) == 0 {
 		return nil
 	}
-	rows, err := s.conn.Query(ch.Context(ctx, ch.WithExternalTable(table)), `SELECT link_id, qr_id, uniqExact(event_id)
-		FROM clicks WHERE link_id IN (SELECT link_id FROM batch_scans) AND bot = 0
-		AND qr_id IN (SELECT qr_id FROM batch_scans) GROUP BY link_id, qr_id`)
+	// The pairs are matched whole (the tuple IN): a code scanned on another
+	// link of the batch is not one of this link's.
+	rows, err := s.conn.Query(ch.Context(ctx, ch.WithExternalTable(table)), `SELECT link_id, qr_id, sum(n) FROM (
+			SELECT link_id, qr_id, sum(scans) AS n FROM qr_scans
+			WHERE link_id IN (SELECT link_id FROM batch_scans) AND (link_id, qr_id) IN (SELECT link_id, qr_id FROM batch_scans)
+			GROUP BY link_id, qr_id
+		UNION ALL
+			SELECT id, key, sum(m) FROM (
+				SELECT id, day, key, max(clicks) AS m FROM click_backfill
+				WHERE scope = 'link' AND id IN (SELECT link_id FROM batch_scans) AND dim = 'qr'
+					AND (id, key) IN (SELECT link_id, qr_id FROM batch_scans)
+				GROUP BY id, day, key)
+			GROUP BY id, key)
+		GROUP BY link_id, qr_id`)
 	if err != nil {
 		return fmt.Errorf("cannot count the QR codes' scans: %w", err)
 	}
@@ -252,8 +267,9 @@ func (s *Store) QRScanCount(ctx context.Context, qrID string) (int64, error) {
 	return s.counters.QRScanCount(ctx, qrID)
 }
 
-// countLinks returns the links' human clicks, each event id once, and the
-// time of the latest. The links travel as an external table.
+// countLinks returns the links' human clicks and the time of the latest,
+// from link_days (and click_backfill). The links travel as an external
+// table.
 func (s *Store) countLinks(ctx context.Context, links []string) ([]sqlstore.LinkCounter, error) {
 	table, err := ext.NewTable("batch_links", ext.Column("link_id", "String"))
 	if err != nil {
@@ -264,9 +280,19 @@ func (s *Store) countLinks(ctx context.Context, links []string) ([]sqlstore.Link
 			return nil, err
 		}
 	}
-	rows, err := s.conn.Query(ch.Context(ctx, ch.WithExternalTable(table)), `SELECT link_id,
-		uniqExact(event_id), max(time_us) FROM clicks
-		WHERE link_id IN (SELECT link_id FROM batch_links) AND bot = 0 GROUP BY link_id`)
+	// A link's rows in link_days exist only once it has a human click; rows
+	// of clicks stored before the rollups count zero there (click_backfill
+	// has their number) but hold their latest time.
+	rows, err := s.conn.Query(ch.Context(ctx, ch.WithExternalTable(table)), `SELECT link_id, sum(n), max(last) FROM (
+			SELECT link_id, countMerge(clicks) AS n, maxMerge(last_us) AS last FROM link_days
+			WHERE link_id IN (SELECT link_id FROM batch_links) GROUP BY link_id
+		UNION ALL
+			SELECT id, sum(m), toInt64(0) FROM (
+				SELECT id, day, max(clicks) AS m FROM click_backfill
+				WHERE scope = 'link' AND id IN (SELECT link_id FROM batch_links) AND dim = 'total'
+				GROUP BY id, day)
+			GROUP BY id)
+		GROUP BY link_id`)
 	if err != nil {
 		return nil, err
 	}

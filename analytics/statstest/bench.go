@@ -3,10 +3,14 @@ package statstest
 import (
 	"context"
 	"encoding/binary"
+	"math/rand/v2"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
 	"shortlink.dev/shared/click"
+	"shortlink.dev/shared/stats"
 )
 
 // BenchBatchSize is the size of the batches Bench writes, as the bus hands them over.
@@ -66,4 +70,84 @@ func Bench(b *testing.B, s Backend) []click.Event {
 		b.ReportMetric(float64(b.N*len(batch))/b.Elapsed().Seconds(), "clicks/s")
 	})
 	return batch
+}
+
+// LoadedEnv names the setting that turns BenchLoaded on: the number of
+// clicks to load, like 1000000 or 10000000. Loading takes minutes.
+const LoadedEnv = "SHORTLINK_BENCH_LOADED_CLICKS"
+
+// BenchLoaded loads os.Getenv(LoadedEnv) clicks of one link through
+// WriteClicks, in batches of BenchBatchSize spread evenly over 30 days in
+// time order, as the bus would hand them over, reports the rate, then
+// measures LinkStats over those 30 days (the API's default range) and over
+// the last day. A day's visitors click twice on average; one click in 20 is
+// a bot. It skips b unless the setting is there.
+func BenchLoaded(b *testing.B, s Backend) {
+	n, err := strconv.Atoi(os.Getenv(LoadedEnv))
+	if err != nil || n <= 0 {
+		b.Skipf("set %s to a number of clicks (like 1000000) to run this slow benchmark", LoadedEnv)
+	}
+	ws := s.NewWorkspace(b)
+	link := s.NewLink(b, ws)
+	const days = 30
+	end := time.Now().UTC().Truncate(24 * time.Hour).Add(24*time.Hour - time.Second)
+	start := end.AddDate(0, 0, -days).Add(time.Second)
+	step := end.Sub(start) / time.Duration(n)
+	perDay := uint64(n/days/2 + 1) // visitors of a day
+	rng := rand.New(rand.NewPCG(1, 2))
+	countries := []string{"US", "DE", "FR", "GB", "JP", "BR", "IN", ""}
+	browsers := []string{"Chrome", "Safari", "Firefox", "Edge"}
+	devices := []string{click.DeviceDesktop, click.DeviceMobile, click.DeviceTablet}
+	referrers := []string{"", "t.co", "www.google.com", "news.ycombinator.com", "www.reddit.com"}
+	ctx := context.Background()
+	batch := make([]click.Event, 0, BenchBatchSize)
+	began := time.Now()
+	for i := range n {
+		at := start.Add(time.Duration(i) * step)
+		day := uint64(at.Unix() / 86400)
+		var v click.Visitor
+		binary.LittleEndian.PutUint64(v[:8], mix(day<<32|rng.Uint64N(perDay)))
+		binary.LittleEndian.PutUint64(v[8:], mix(^day))
+		batch = append(batch, click.Event{
+			V: click.Version, ID: click.NewEventID(), Time: at, LinkID: link, WorkspaceID: ws,
+			Domain: "sho.rt", Slug: "s", Target: "https://example.com/",
+			Country: countries[rng.IntN(len(countries))], Device: devices[rng.IntN(len(devices))],
+			Browser: browsers[rng.IntN(len(browsers))], OS: "iOS", Referrer: referrers[rng.IntN(len(referrers))],
+			Trigger: click.TriggerLink, Bot: rng.IntN(20) == 0, Visitor: v,
+		})
+		if len(batch) == BenchBatchSize || i == n-1 {
+			if err := s.WriteClicks(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	loaded := time.Since(began)
+	b.Logf("loaded %d clicks in %s: %.0f clicks/s", n, loaded.Round(time.Millisecond), float64(n)/loaded.Seconds())
+	for _, r := range []struct {
+		name string
+		rng  stats.Range
+	}{
+		{"30Days", stats.Range{From: start.Truncate(24 * time.Hour), To: end.Truncate(24 * time.Hour)}},
+		{"LastDay", stats.Range{From: end.Truncate(24 * time.Hour), To: end.Truncate(24 * time.Hour)}},
+	} {
+		b.Run("LinkStats"+r.name, func(b *testing.B) {
+			var st *stats.LinkStats
+			for b.Loop() {
+				if st, err = s.LinkStats(ctx, link, r.rng); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(st.TotalClicks), "clicks")
+			b.ReportMetric(float64(st.UniqueClicks), "uniques")
+		})
+	}
+}
+
+// mix is SplitMix64's finalizer: it spreads x over 64 bits like a hash.
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
 }

@@ -8,8 +8,11 @@
 package statstest
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -77,6 +80,11 @@ func Run(t *testing.T, open func(t *testing.T) Backend) {
 	t.Run("UnknownLink", func(t *testing.T) { testUnknownLink(t, open(t)) })
 	t.Run("ErrRangeReversed", func(t *testing.T) { testRangeReversed(t, open(t)) })
 	t.Run("QRScans", func(t *testing.T) { testQRScans(t, open(t)) })
+	t.Run("UniqueClicksExactBelow10000", func(t *testing.T) { testUniqueExact(t, open(t)) })
+	t.Run("UniqueClicksWithin2Percent", func(t *testing.T) { testUniqueEstimate(t, open(t)) })
+	t.Run("UniqueClicksSummedOverDays", func(t *testing.T) { testUniqueOverDays(t, open(t)) })
+	t.Run("RedeliveredCountedOnceEverywhere", func(t *testing.T) { testRedeliveredEverywhere(t, open(t)) })
+	t.Run("ManyDays", func(t *testing.T) { testManyDays(t, open(t)) })
 }
 
 // link is a link of the suite and the workspace it belongs to.
@@ -671,4 +679,217 @@ func testQRScans(t *testing.T, b Backend) {
 	// The other link's own scans count for its code.
 	mustWrite(t, b, other.scan(otherQR, noon(1)))
 	wantScans(t, b, otherQR, 1)
+}
+
+// ExactVisitors is how many distinct visitors of a link on one day every
+// backend counts exactly; beyond, uniqueClicks may be an estimate within
+// 2 %.
+const ExactVisitors = 10_000
+
+// randomVisitor returns a visitor hash as the edge makes them: 16 bytes
+// that look random.
+func randomVisitor() click.Visitor {
+	var v click.Visitor
+	_, _ = rand.Read(v[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return v
+}
+
+// visitorClicks returns a click on the link at the given time by each of n
+// new visitors, then repeats more clicks by the first of them, in order.
+func (l link) visitorClicks(n, repeats int, at time.Time) []click.Event {
+	out := make([]click.Event, 0, n+repeats)
+	for range n {
+		e := l.click(at)
+		e.Visitor = randomVisitor()
+		out = append(out, e)
+	}
+	for i := range repeats {
+		e := l.click(at.Add(time.Minute))
+		e.Visitor = out[i%n].Visitor
+		out = append(out, e)
+	}
+	return out
+}
+
+// mustWriteBatches writes the events in batches of BenchBatchSize, as the bus
+// hands them over.
+func mustWriteBatches(t testing.TB, b Backend, events []click.Event) {
+	t.Helper()
+	for len(events) > 0 {
+		n := min(len(events), BenchBatchSize)
+		mustWrite(t, b, events[:n]...)
+		events = events[n:]
+	}
+}
+
+// testUniqueExact: up to ExactVisitors a day, uniqueClicks is exact, repeats
+// and all, in any order of the batches.
+func testUniqueExact(t *testing.T, b Backend) {
+	for _, c := range []struct {
+		name              string
+		visitors, repeats int
+	}{
+		{"OK5000", 5000, 500},
+		{"OK8192", 8192, 100},
+		{"OK9999", ExactVisitors - 1, 2500},
+		{"OK10000", ExactVisitors, 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := newLink(t, b)
+			events := l.visitorClicks(c.visitors, c.repeats, noon(0))
+			// The repeats come first in some batches, last in others.
+			half := len(events) / 2
+			mustWriteBatches(t, b, append(append([]click.Event{}, events[half:]...), events[:half]...))
+			total := int64(c.visitors + c.repeats)
+			wantStats(t, mustStats(t, b, l.id, rangeOf(0, 0)), want{
+				total: total, unique: int64(c.visitors), last: ptr(stored(noon(0).Add(time.Minute))),
+				overTime: overTime(0, total),
+			})
+			// The days around change nothing.
+			st := mustStats(t, b, l.id, rangeOf(-3, 3))
+			if st.UniqueClicks != int64(c.visitors) || st.TotalClicks != total {
+				t.Errorf("over a week: got total %d, unique %d; want %d, %d", st.TotalClicks, st.UniqueClicks, total, c.visitors)
+			}
+		})
+	}
+}
+
+// testUniqueEstimate: beyond ExactVisitors, uniqueClicks is within 2 %.
+func testUniqueEstimate(t *testing.T, b Backend) {
+	const visitors, repeats = 50_000, 5_000
+	l := newLink(t, b)
+	mustWriteBatches(t, b, l.visitorClicks(visitors, repeats, noon(0)))
+	st := mustStats(t, b, l.id, rangeOf(0, 0))
+	if st.TotalClicks != visitors+repeats {
+		t.Errorf("totalClicks: got %d, want %d", st.TotalClicks, visitors+repeats)
+	}
+	if lo, hi := int64(visitors*0.98), int64(visitors*1.02); st.UniqueClicks < lo || st.UniqueClicks > hi {
+		t.Errorf("uniqueClicks: got %d, want %d within 2 %% (%d to %d)", st.UniqueClicks, visitors, lo, hi)
+	}
+}
+
+// testUniqueOverDays: a visitor hash is salted per day, so uniqueClicks over
+// a range is the sum of each day's distinct visitors: the same hash on two
+// days counts on both.
+func testUniqueOverDays(t *testing.T, b Backend) {
+	l := newLink(t, b)
+	v := randomVisitor()
+	var batch []click.Event
+	for _, d := range []int{0, 0, 1, 2, 2, 2} {
+		e := l.click(noon(d))
+		e.Visitor = v
+		batch = append(batch, e)
+	}
+	batch = append(batch, l.clicks(2, noon(1))...)
+	mustWrite(t, b, batch...)
+	last := ptr(stored(noon(2)))
+	wantStats(t, mustStats(t, b, l.id, rangeOf(0, 2)), want{total: 8, unique: 5, last: last, overTime: overTime(0, 2, 3, 3)})
+	wantStats(t, mustStats(t, b, l.id, rangeOf(1, 2)), want{total: 6, unique: 4, last: last})
+	wantStats(t, mustStats(t, b, l.id, rangeOf(2, 2)), want{total: 3, unique: 1, last: last})
+	// A later batch adds to the days' visitors, not to their sum blindly.
+	again := l.click(noon(1))
+	again.Visitor = v
+	mustWrite(t, b, again, l.click(noon(1)))
+	wantStats(t, mustStats(t, b, l.id, rangeOf(0, 2)), want{total: 10, unique: 6, last: last, overTime: overTime(0, 2, 5, 3)})
+}
+
+// testRedeliveredEverywhere: events delivered again, in the same batch, in a
+// later one and alone, count once in every number the backend gives.
+func testRedeliveredEverywhere(t *testing.T, b Backend) {
+	l := newLink(t, b)
+	qr := b.NewQRCode(t, l.workspaceID, l.id)
+	var first []click.Event
+	for i, c := range []struct {
+		day                                int
+		country, device, browser, referrer string
+		scan                               bool
+	}{
+		{0, "US", click.DeviceDesktop, "Chrome", "", false},
+		{0, "DE", click.DeviceMobile, "Safari", "t.co", true},
+		{1, "FR", click.DeviceTablet, "Firefox", "www.google.com", true},
+		{1, "US", click.DeviceMobile, "Safari", "t.co", false},
+	} {
+		e := l.click(noon(c.day).Add(time.Duration(i) * time.Second))
+		e.Country, e.Device, e.Browser, e.Referrer = c.country, c.device, c.browser, c.referrer
+		if c.scan {
+			e.Trigger, e.QRID = click.TriggerQR, qr
+		}
+		first = append(first, e)
+	}
+	// The same visitor twice on day 0, and once on day 1: 3 unique clicks.
+	first[1].Visitor = first[0].Visitor
+	first[3].Visitor = first[0].Visitor
+	bot := l.click(noon(0))
+	bot.Bot = true
+	mustWrite(t, b, append(append([]click.Event{}, first...), first[0], bot, first[2])...)
+	later := l.click(noon(2))
+	later.Visitor = first[0].Visitor
+	mustWrite(t, b, append(append([]click.Event{}, first...), later, bot)...)
+	mustWrite(t, b, first[1], first[2])
+	mustWrite(t, b, first...)
+
+	last := ptr(stored(noon(2)))
+	wantStats(t, mustStats(t, b, l.id, rangeOf(0, 2)), want{
+		total: 5, unique: 4, last: last,
+		byCountry:  []stats.Count{{Key: "US", Count: 3}, {Key: "DE", Count: 1}, {Key: "FR", Count: 1}},
+		byDevice:   []stats.Count{{Key: "desktop", Count: 2}, {Key: "mobile", Count: 2}, {Key: "tablet", Count: 1}},
+		byBrowser:  []stats.Count{{Key: "Chrome", Count: 2}, {Key: "Safari", Count: 2}, {Key: "Firefox", Count: 1}},
+		byReferrer: []stats.Count{{Key: "direct", Count: 2}, {Key: "t.co", Count: 2}, {Key: "www.google.com", Count: 1}},
+		overTime:   overTime(0, 2, 2, 1),
+	})
+	wantCounters(t, b, l.id, 5, last)
+	wantScans(t, b, qr, 2)
+	if n := mustClicksSince(t, b, l.workspaceID, day(0)); n != 5 {
+		t.Errorf("clicks since: got %d, want 5", n)
+	}
+}
+
+// testManyDays: a link clicked every day for more than a year answers any
+// range of it, the longest the API allows included.
+func testManyDays(t *testing.T, b Backend) {
+	const days = 731
+	l := newLink(t, b)
+	var events []click.Event
+	counts := make([]int64, days)
+	var total int64
+	countries := map[string]int64{}
+	for d := range days {
+		n := 1 + d%3
+		for i := range n {
+			e := l.click(noon(d - days + 1))
+			e.Country = []string{"US", "DE", "FR", "JP"}[(d+i)%4]
+			countries[e.Country]++
+			events = append(events, e)
+		}
+		counts[d] = int64(n)
+		total += int64(n)
+	}
+	mustWriteBatches(t, b, events)
+	last := ptr(stored(noon(0)))
+	byCountry := make([]stats.Count, 0, len(countries))
+	for _, k := range []string{"US", "DE", "FR", "JP"} {
+		byCountry = append(byCountry, stats.Count{Key: k, Count: countries[k]})
+	}
+	sortCounts(byCountry)
+	wantStats(t, mustStats(t, b, l.id, rangeOf(1-days, 0)), want{
+		total: total, unique: total, last: last, byCountry: byCountry,
+		overTime: overTime(1-days, counts...),
+	})
+	// A month in the middle.
+	var month int64
+	for _, n := range counts[300:330] {
+		month += n
+	}
+	wantStats(t, mustStats(t, b, l.id, rangeOf(300-days+1, 329-days+1)), want{
+		total: month, unique: month, last: last, overTime: overTime(300-days+1, counts[300:330]...),
+	})
+	wantCounters(t, b, l.id, total, last)
+}
+
+// sortCounts sorts a breakdown as backends return it: by count, descending,
+// then by key.
+func sortCounts(list []stats.Count) {
+	slices.SortFunc(list, func(a, b stats.Count) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key))
+	})
 }

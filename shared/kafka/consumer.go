@@ -18,7 +18,7 @@ type ConsumerOptions struct {
 	// Group is the consumer group; every analytics process of a deployment shares it.
 	Group string
 	// BatchSize and FlushInterval: a batch is handled at N events (default
-	// 5000) or after T (default 500ms). The handler never gets more than N
+	// 20000: ClickHouse inserts cost a fixed part each) or after T (default 500ms). The handler never gets more than N
 	// events at once.
 	BatchSize     int
 	FlushInterval time.Duration
@@ -41,7 +41,7 @@ type Consumer struct {
 // NewConsumer joins the group.
 func NewConsumer(o ConsumerOptions) *Consumer {
 	if o.BatchSize <= 0 {
-		o.BatchSize = 5000
+		o.BatchSize = 20000
 	}
 	if o.FlushInterval <= 0 {
 		o.FlushInterval = 500 * time.Millisecond
