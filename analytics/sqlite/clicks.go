@@ -51,9 +51,11 @@ const (
 	stmtSeenDelete
 	stmtSeenInsert
 	stmtChunk
-	stmtRollup
-	stmtVisitorsGet
-	stmtVisitorsPut
+	stmtRollupGet
+	stmtRollupPut
+	stmtDayGet
+	stmtDayPut
+	stmtDayAdd
 	stmtLinkLast
 	stmtWorkspaceDay
 	stmtLinkCounters
@@ -67,11 +69,14 @@ var statements = [stmtCount]string{
 	stmtSeenInsert: seenInsert,
 	stmtChunk: `INSERT INTO click_chunks (link_id, workspace_id, day, first_us, last_us, events, humans, data)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-	stmtRollup: `INSERT INTO click_rollup (link_id, dim, day, key, clicks) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (link_id, dim, day, key) DO UPDATE SET clicks = clicks + excluded.clicks`,
-	stmtVisitorsGet: `SELECT sketch FROM click_visitors WHERE link_id = $1 AND day = $2`,
-	stmtVisitorsPut: `INSERT INTO click_visitors (link_id, day, visitors, sketch) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (link_id, day) DO UPDATE SET visitors = excluded.visitors, sketch = excluded.sketch`,
+	stmtRollupGet: `SELECT counts FROM click_rollup WHERE link_id = $1 AND dim = $2 AND day = $3`,
+	stmtRollupPut: `INSERT INTO click_rollup (link_id, dim, day, counts) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (link_id, dim, day) DO UPDATE SET counts = excluded.counts`,
+	stmtDayGet: `SELECT sketch FROM click_days WHERE link_id = $1 AND day = $2`,
+	stmtDayPut: `INSERT INTO click_days (link_id, day, clicks, visitors, sketch) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (link_id, day) DO UPDATE SET clicks = clicks + excluded.clicks,
+		visitors = excluded.visitors, sketch = excluded.sketch`,
+	stmtDayAdd: `UPDATE click_days SET clicks = clicks + $3 WHERE link_id = $1 AND day = $2`,
 	stmtLinkLast: `INSERT INTO click_link_last (link_id, last_us) VALUES ($1, $2)
 		ON CONFLICT (link_id) DO UPDATE SET last_us = max(last_us, excluded.last_us)`,
 	stmtWorkspaceDay: `INSERT INTO click_workspace_days (workspace_id, day, clicks) VALUES ($1, $2, $3)
@@ -117,7 +122,6 @@ func (s *Store) inWriteTx(ctx context.Context, fn func(w *writer) error) error {
 
 // The dimensions of click_rollup.
 const (
-	dimTotal    = "total"
 	dimCountry  = "country"
 	dimDevice   = "device"
 	dimBrowser  = "browser"
@@ -131,8 +135,7 @@ func compareLinkDays(a, b linkDay) int {
 	return cmp.Or(cmp.Compare(a.link, b.link), cmp.Compare(a.day, b.day))
 }
 
-// rollupDims are the breakdowns of click_rollup besides dimTotal, in the
-// order of chunk.dims.
+// rollupDims are the breakdowns of click_rollup, in the order of chunk.dims.
 var rollupDims = [...]string{dimCountry, dimDevice, dimBrowser, dimReferrer}
 
 // chunk is a batch's new events of one link and UTC day, and what they add
@@ -143,7 +146,7 @@ type chunk struct {
 	events              []click.Event
 	first, last, humans int64
 	lastHuman           int64 // the latest human click, Unix microseconds
-	dims                [len(rollupDims)]map[string]int64
+	dims                [len(rollupDims)]keyCounts
 	visitors            []uint64
 	scans               map[string]int64 // QR code id → scans
 }
@@ -163,7 +166,7 @@ func (c *chunk) add(e *click.Event, us int64) {
 	}
 	for i, key := range [len(rollupDims)]string{e.Country, e.Device, e.Browser, referrer} {
 		if c.dims[i] == nil {
-			c.dims[i] = map[string]int64{}
+			c.dims[i] = keyCounts{}
 		}
 		c.dims[i][key]++
 	}
@@ -271,20 +274,50 @@ func (w *writer) store(ctx context.Context, events []*click.Event, counting bool
 	return nil
 }
 
-// addRollup adds a chunk's humans to click_rollup and click_visitors.
+// addRollup adds a chunk's humans to click_days and click_rollup.
 func (w *writer) addRollup(ctx context.Context, c *chunk) error {
-	rollup := w.stmt(ctx, stmtRollup)
-	if _, err := rollup.ExecContext(ctx, c.link, dimTotal, c.day, "", c.humans); err != nil {
-		return fmt.Errorf("count clicks of link %s: %w", c.link, err)
+	if err := w.addDay(ctx, c); err != nil {
+		return fmt.Errorf("count clicks of link %s on %s: %w", c.link, c.day, err)
 	}
 	for i, dim := range rollupDims {
-		for _, key := range sortedKeys(c.dims[i], cmp.Compare[string]) {
-			if _, err := rollup.ExecContext(ctx, c.link, dim, c.day, key, c.dims[i][key]); err != nil {
-				return fmt.Errorf("count clicks of link %s: %w", c.link, err)
-			}
+		var stored []byte
+		err := w.stmt(ctx, stmtRollupGet).QueryRowContext(ctx, c.link, dim, c.day).Scan(&stored)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("count clicks of link %s: %w", c.link, err)
+		}
+		counts := c.dims[i]
+		if err := decodeCounts(counts, stored); err != nil {
+			return fmt.Errorf("count clicks of link %s on %s: %w", c.link, c.day, err)
+		}
+		if _, err := w.stmt(ctx, stmtRollupPut).ExecContext(ctx, c.link, dim, c.day, counts.encode()); err != nil {
+			return fmt.Errorf("count clicks of link %s: %w", c.link, err)
 		}
 	}
-	return w.addVisitors(ctx, c.linkDay, visitorHashes(c.visitors))
+	return nil
+}
+
+// addDay adds a chunk's humans to the link's clicks and visitors of the day;
+// the visitor set is written only when a new visitor came.
+func (w *writer) addDay(ctx context.Context, c *chunk) error {
+	var stored []byte
+	err := w.stmt(ctx, stmtDayGet).QueryRowContext(ctx, c.link, c.day).Scan(&stored)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	set, err := decodeVisitors(stored)
+	if err != nil {
+		return err
+	}
+	if !set.add(visitorHashes(c.visitors)) {
+		_, err := w.stmt(ctx, stmtDayAdd).ExecContext(ctx, c.link, c.day, c.humans)
+		return err
+	}
+	sketch, err := set.encode()
+	if err != nil {
+		return err
+	}
+	_, err = w.stmt(ctx, stmtDayPut).ExecContext(ctx, c.link, c.day, c.humans, set.count(), sketch)
+	return err
 }
 
 // sortedKeys returns the map's keys in order: every transaction takes its
@@ -296,31 +329,6 @@ func sortedKeys[K comparable, V any](m map[K]V, compare func(a, b K) int) []K {
 	}
 	slices.SortFunc(keys, compare)
 	return keys
-}
-
-// addVisitors adds a day's visitor hashes (sorted, each once) to the link's
-// visitors of that day.
-func (w *writer) addVisitors(ctx context.Context, ld linkDay, hashes []uint64) error {
-	var stored []byte
-	err := w.stmt(ctx, stmtVisitorsGet).QueryRowContext(ctx, ld.link, ld.day).Scan(&stored)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("count visitors of link %s: %w", ld.link, err)
-	}
-	set, err := decodeVisitors(stored)
-	if err != nil {
-		return fmt.Errorf("count visitors of link %s on %s: %w", ld.link, ld.day, err)
-	}
-	if !set.add(hashes) {
-		return nil
-	}
-	sketch, err := set.encode()
-	if err != nil {
-		return fmt.Errorf("count visitors of link %s: %w", ld.link, err)
-	}
-	if _, err := w.stmt(ctx, stmtVisitorsPut).ExecContext(ctx, ld.link, ld.day, set.count(), sketch); err != nil {
-		return fmt.Errorf("count visitors of link %s: %w", ld.link, err)
-	}
-	return nil
 }
 
 // QRScanCount returns the code's scan_count as the control plane shows it.

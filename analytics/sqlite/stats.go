@@ -1,10 +1,12 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"shortlink.dev/shared/click"
@@ -34,11 +36,7 @@ func (s *Store) LinkStats(ctx context.Context, linkID string, r stats.Range) (*s
 	defer tx.Rollback()
 	first, last := from.Format(dayLayout), to.Format(dayLayout)
 	st := &stats.LinkStats{}
-	if st.OverTime, st.TotalClicks, err = overTime(ctx, tx, linkID, from, to); err != nil {
-		return nil, fmt.Errorf("link stats: %w", err)
-	}
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(visitors), 0) FROM click_visitors
-		WHERE link_id = $1 AND day BETWEEN $2 AND $3`, linkID, first, last).Scan(&st.UniqueClicks); err != nil {
+	if err := overTime(ctx, tx, linkID, from, to, st); err != nil {
 		return nil, fmt.Errorf("link stats: %w", err)
 	}
 	for _, b := range []struct {
@@ -67,54 +65,65 @@ func (s *Store) LinkStats(ctx context.Context, linkID string, r stats.Range) (*s
 // breakdown adds up one dimension of the link's rollup over the days first
 // to last, by count descending and then by key.
 func breakdown(ctx context.Context, tx *sql.Tx, linkID, dim, first, last string) ([]stats.Count, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT key, SUM(clicks) AS n FROM click_rollup
-		WHERE link_id = $1 AND dim = $2 AND day BETWEEN $3 AND $4
-		GROUP BY key ORDER BY n DESC, key`, linkID, dim, first, last)
+	rows, err := tx.QueryContext(ctx, `SELECT counts FROM click_rollup
+		WHERE link_id = $1 AND dim = $2 AND day BETWEEN $3 AND $4`, linkID, dim, first, last)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	list := []stats.Count{}
+	counts := keyCounts{}
 	for rows.Next() {
-		var c stats.Count
-		if err := rows.Scan(&c.Key, &c.Count); err != nil {
+		var b sql.RawBytes
+		if err := rows.Scan(&b); err != nil {
 			return nil, err
 		}
-		list = append(list, c)
+		if err := decodeCounts(counts, b); err != nil {
+			return nil, err
+		}
 	}
-	return list, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	list := make([]stats.Count, 0, len(counts))
+	for k, n := range counts {
+		list = append(list, stats.Count{Key: k, Count: n})
+	}
+	// By count, descending, then by key, byte by byte.
+	slices.SortFunc(list, func(a, b stats.Count) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key))
+	})
+	return list, nil
 }
 
-// overTime lists every day from from to to, oldest first, with its clicks,
-// and returns their sum.
-func overTime(ctx context.Context, tx *sql.Tx, linkID string, from, to time.Time) ([]stats.Day, int64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT day, clicks FROM click_rollup
-		WHERE link_id = $1 AND dim = $2 AND day BETWEEN $3 AND $4`,
-		linkID, dimTotal, from.Format(dayLayout), to.Format(dayLayout))
+// overTime fills st's days from from to to, oldest first, with their clicks,
+// their sum and the sum of each day's distinct visitors.
+func overTime(ctx context.Context, tx *sql.Tx, linkID string, from, to time.Time, st *stats.LinkStats) error {
+	rows, err := tx.QueryContext(ctx, `SELECT day, clicks, visitors FROM click_days
+		WHERE link_id = $1 AND day BETWEEN $2 AND $3`, linkID, from.Format(dayLayout), to.Format(dayLayout))
 	if err != nil {
-		return nil, 0, err
+		return err
 	}
 	defer rows.Close()
 	counts := map[string]int64{}
 	for rows.Next() {
 		var day string
-		var n int64
-		if err := rows.Scan(&day, &n); err != nil {
-			return nil, 0, err
+		var n, visitors int64
+		if err := rows.Scan(&day, &n, &visitors); err != nil {
+			return err
 		}
 		counts[day] = n
+		st.TotalClicks += n
+		st.UniqueClicks += visitors
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, err
+		return err
 	}
-	days := []stats.Day{}
-	var total int64
+	st.OverTime = []stats.Day{}
 	for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
 		key := d.Format(dayLayout)
-		days = append(days, stats.Day{Date: key, Count: counts[key]})
-		total += counts[key]
+		st.OverTime = append(st.OverTime, stats.Day{Date: key, Count: counts[key]})
 	}
-	return days, total, nil
+	return nil
 }
 
 // ClicksSince implements stats.Reader: the workspace's human clicks at or

@@ -22,27 +22,28 @@ CREATE TABLE click_chunks (
 );
 CREATE INDEX click_chunks_workspace_day ON click_chunks (workspace_id, day);
 
--- Human clicks per link, dimension, UTC day and key: dim 'total' (key ''),
--- 'country', 'device', 'browser', 'referrer' (key 'direct' for none). A
--- link's breakdown over a range of days is one stretch of the key.
+-- A link's human clicks and distinct visitors per UTC day: visitors is the
+-- count the stats add up; sketch holds the visitors themselves, exactly up to
+-- 10,000 (sorted 64-bit hashes) and as a HyperLogLog beyond.
+CREATE TABLE click_days (
+    link_id  TEXT NOT NULL,
+    day      TEXT NOT NULL,
+    clicks   BIGINT NOT NULL,
+    visitors BIGINT NOT NULL,
+    sketch   BLOB NOT NULL,
+    PRIMARY KEY (link_id, day)
+) WITHOUT ROWID;
+
+-- A link's human clicks per dimension ('country', 'device', 'browser',
+-- 'referrer' with 'direct' for none) and UTC day, every key of the day in
+-- one row (counts: keyCounts' encoding). A breakdown over 30 days reads 30
+-- rows, however long the tail of referrers.
 CREATE TABLE click_rollup (
     link_id TEXT NOT NULL,
     dim     TEXT NOT NULL,
     day     TEXT NOT NULL,
-    key     TEXT NOT NULL,
-    clicks  BIGINT NOT NULL,
-    PRIMARY KEY (link_id, dim, day, key)
-) WITHOUT ROWID;
-
--- Distinct human visitors per link and UTC day: visitors is the count the
--- stats add up; sketch holds the visitors themselves, exactly up to 10,000
--- (sorted 8-byte prefixes of their hashes) and as a HyperLogLog beyond.
-CREATE TABLE click_visitors (
-    link_id  TEXT NOT NULL,
-    day      TEXT NOT NULL,
-    visitors BIGINT NOT NULL,
-    sketch   BLOB NOT NULL,
-    PRIMARY KEY (link_id, day)
+    counts  BLOB NOT NULL,
+    PRIMARY KEY (link_id, dim, day)
 ) WITHOUT ROWID;
 
 -- The latest human click of every link ever clicked, deleted links included
