@@ -7,12 +7,13 @@ TOOLS     := $(CURDIR)/.tools
 MODULES   := shared controlplane edge analytics deploy benchmarks
 PKGS      := ./shared/... ./controlplane/... ./edge/... ./analytics/... ./deploy/... ./benchmarks/...
 BENCH_PKGS := ./edge/... ./shared/... ./analytics/... ./controlplane/...
-# EDGEBENCH_FLAGS: e.g. make bench EDGEBENCH_FLAGS='-duration 30s -conns 128 -wrk=false'
-EDGEBENCH_FLAGS ?=
+# PLATFORMBENCH_FLAGS: e.g. make bench PLATFORMBENCH_FLAGS='-rounds 3 -stats-clicks 1M,10M'
+# (go run ./benchmarks/cmd/platformbench -h lists them; docs/benchmarks.md explains)
+PLATFORMBENCH_FLAGS ?=
 FUZZTIME  ?= 15s
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build run run-split geoip test test-e2e-split test-short lint fmt vet staticcheck bench fuzz tidy clean
+.PHONY: all build run run-split geoip test test-e2e-split test-short lint fmt vet staticcheck bench bench-platform fuzz tidy clean
 
 all: build
 
@@ -80,11 +81,17 @@ staticcheck: $(TOOLS)/staticcheck
 $(TOOLS)/staticcheck:
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-## bench: Go benchmarks of the hot paths, then the edge against a bare 302
-## handler under the same load (docs/benchmarks.md)
-bench:
+## bench: Go micro-benchmarks of the hot paths, then the real binaries on the
+## real path under wrk, each beside a bare fasthttp 302 (about 15 minutes;
+## needs wrk, taskset, PostgreSQL and clickhouse-server; docs/benchmarks.md)
+bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem $(BENCH_PKGS)
-	$(GO) run ./benchmarks/cmd/edgebench $(EDGEBENCH_FLAGS)
+	$(MAKE) --no-print-directory bench-platform
+
+## bench-platform: only the real binaries under wrk (benchmarks/cmd/platformbench)
+bench-platform: build
+	$(GO) build -o $(BIN)/bare302 ./benchmarks/cmd/bare302
+	$(GO) run ./benchmarks/cmd/platformbench -bin $(BIN) $(PLATFORMBENCH_FLAGS)
 
 ## fuzz: each fuzz target for FUZZTIME
 fuzz:

@@ -1,0 +1,81 @@
+// Command bare302 is the yardstick of the platform benchmarks: a fasthttp
+// server with the edge's server settings whose handler only answers every
+// request with the edge's redirect (302, Location, Cache-Control: no-store),
+// deciding nothing and recording nothing. What the edge costs beyond it is
+// what the product adds to a redirect.
+//
+// Usage:
+//
+//	bare302 [-addr 127.0.0.1:0] [-location URL]
+//
+// It prints "bare302 listening on http://ADDR/" once it listens and stops on
+// SIGTERM or SIGINT.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:0", "listen address")
+	location := flag.String("location", "https://example.com/landing?a=1", "Location of every answer")
+	flag.Parse()
+	if err := run(*addr, *location); err != nil {
+		fmt.Fprintln(os.Stderr, "bare302:", err)
+		os.Exit(1)
+	}
+}
+
+func run(addr, location string) error {
+	ln, err := net.Listen("tcp4", addr)
+	if err != nil {
+		return err
+	}
+	srv := newServer(location)
+	fmt.Printf("bare302 listening on http://%s/\n", ln.Addr())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.ShutdownWithContext(sctx)
+}
+
+// newServer is a fasthttp.Server configured as edge/server.New configures
+// the edge's (name, no default Server and Content-Type headers, timeouts,
+// body limit), so that a comparison isolates the edge's handler.
+func newServer(location string) *fasthttp.Server {
+	loc := []byte(location)
+	headerLocation, headerCacheControl, noStore := []byte("Location"), []byte("Cache-Control"), []byte("no-store")
+	return &fasthttp.Server{
+		Handler: func(ctx *fasthttp.RequestCtx) {
+			ctx.Response.Header.SetCanonical(headerLocation, loc)
+			ctx.Response.Header.SetCanonical(headerCacheControl, noStore)
+			ctx.SetStatusCode(fasthttp.StatusFound)
+		},
+		Name:                  "shortlink",
+		NoDefaultServerHeader: true,
+		NoDefaultContentType:  true,
+		ReadTimeout:           10 * time.Second,
+		WriteTimeout:          10 * time.Second,
+		IdleTimeout:           90 * time.Second,
+		MaxRequestBodySize:    64 << 10,
+		Logger:                log.New(os.Stderr, "bare302: ", log.LstdFlags),
+	}
+}

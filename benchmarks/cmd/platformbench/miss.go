@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+
+	"shortlink.dev/benchmarks/internal/api"
+	"shortlink.dev/benchmarks/internal/proc"
+	"shortlink.dev/benchmarks/internal/report"
+	"shortlink.dev/benchmarks/internal/wrk"
+)
+
+// missPrefix starts the slugs of the cloned links: m1 … mN.
+const missPrefix = "m"
+
+// cloneLinks inserts n copies of the link template into PostgreSQL's links
+// table, with ids lnk_<prefix><i> and slugs <prefix><i>, every other column
+// as the template has it. The column list is read from the table, so that a
+// column added later is copied too.
+func cloneLinks(ctx context.Context, databaseURL, templateID, prefix string, n int) error {
+	db, err := sql.Open("pgx", databaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, `SELECT column_name FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = 'links' ORDER BY ordinal_position`)
+	if err != nil {
+		return fmt.Errorf("read the links table's columns: %w", err)
+	}
+	var cols []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			rows.Close()
+			return err
+		}
+		cols = append(cols, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	q, err := cloneQuery(cols)
+	if err != nil {
+		return err
+	}
+	if _, err := db.ExecContext(ctx, q, templateID, prefix, n); err != nil {
+		return fmt.Errorf("clone links: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, "ANALYZE links"); err != nil {
+		return fmt.Errorf("analyze links: %w", err)
+	}
+	return nil
+}
+
+// cloneQuery is the INSERT … SELECT of cloneLinks for the table's columns:
+// $1 the template's id, $2 the prefix, $3 the count.
+func cloneQuery(cols []string) (string, error) {
+	var have int
+	exprs := make([]string, len(cols))
+	quoted := make([]string, len(cols))
+	for i, c := range cols {
+		quoted[i] = `"` + strings.ReplaceAll(c, `"`, `""`) + `"`
+		switch c {
+		case "id":
+			exprs[i] = "'lnk_' || $2 || g.n"
+			have++
+		case "slug":
+			exprs[i] = "$2 || g.n"
+			have++
+		default:
+			exprs[i] = "t." + quoted[i]
+		}
+	}
+	if have != 2 {
+		return "", fmt.Errorf("the links table has no id or slug column: %v", cols)
+	}
+	return "INSERT INTO links (" + strings.Join(quoted, ", ") + ") SELECT " + strings.Join(exprs, ", ") +
+		" FROM links t CROSS JOIN generate_series(1, $3::int) AS g(n) WHERE t.id = $1", nil
+}
+
+// miss: redirects of links the edge has not cached (read from PostgreSQL),
+// of slugs no link has, and the edge's memory after every link was asked once.
+func (s *split) miss() error {
+	b := s.b
+	ctx := context.Background()
+	tmpl, err := s.c.CreateLink(ctx, "template", destination)
+	if err != nil {
+		return err
+	}
+	progress("  cloning %d links in PostgreSQL", b.o.missLinks)
+	start := time.Now()
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
+	err = cloneLinks(cctx, s.env["SHORTLINK_DATABASE_URL"], tmpl.ID, missPrefix, b.o.missLinks)
+	cancel()
+	if err != nil {
+		return err
+	}
+	cloned := time.Since(start)
+	mem0, err := s.edge.p.Mem()
+	if err != nil {
+		return err
+	}
+	n := strconv.Itoa(b.o.missLinks)
+	runs := []struct {
+		name   string
+		script string
+		args   []string
+	}{
+		{"random link of " + report.Int(int64(b.o.missLinks)) + " (cache misses)", wrk.RandomScript, []string{n, missPrefix}},
+		{"absent slug (404)", wrk.AbsentScript, []string{"zz"}},
+	}
+	t := report.NewTable("requests to", "server", "requests", "req/s", "p50", "p90", "p99", "CPU/request", "server's core: server / others", "wrk's core: wrk / others",
+		"wrk errors (socket / non-3xx)", "edge: 302 / 404 / 5xx", "edge cache hits / misses")
+	var cmds []string
+	edgeRPS := map[string]float64{}
+	for _, r := range runs {
+		for _, srv := range []*server{s.edge, s.bare} {
+			cfg := b.withScript(b.wrkConfig(srv, b.o.duration), r.script, r.args...)
+			if srv == s.edge {
+				cmds = append(cmds, "`"+shortCommand(cfg)+"`")
+			}
+			progress("  %s: %s", r.name, srv.name)
+			smp, err := b.measure(srv, cfg, idle{p: srv.p, limit: b.o.settle})
+			if err != nil {
+				return err
+			}
+			outcomes, cache := "—", "—"
+			if srv == s.edge {
+				edgeRPS[r.script] = smp.wrk.RPS()
+				outcomes = fmt.Sprintf("%s / %s / %s", report.Int(smp.delta(mRedirects)), report.Int(smp.delta(mNotFound)), report.Int(smp.delta(mErrors)))
+				cache = fmt.Sprintf("%s / %s", report.Int(smp.delta(mCacheHits)), report.Int(smp.delta(mCacheMisses)))
+			}
+			t.Add(r.name, srv.name, report.Int(smp.wrk.Requests), "**"+report.Int(int64(smp.wrk.RPS()))+"**", report.Dur(smp.wrk.P50),
+				report.Dur(smp.wrk.P90), "**"+report.Dur(smp.wrk.P99)+"**", report.Dur(smp.cpuPerRequest()),
+				cores(smp.cpuWindow, smp.serverCores, smp.window), cores(smp.wrk.CPU, smp.wrkCores, smp.window), errorsCell(smp.wrk), outcomes, cache)
+		}
+	}
+	walk, err := s.walk()
+	if err != nil {
+		return err
+	}
+	bareMem, _ := s.bare.p.Mem()
+
+	b.printf("## Cache misses from PostgreSQL, absent slugs, edge memory\n\n")
+	b.printf("%s links were cloned in PostgreSQL from one made through the API (`INSERT … SELECT … generate_series`, %s; slugs %s1 … %s%s): "+
+		"1M links through the API would take longer than the run (the enterprise rate limit is 10 000 requests a minute). "+
+		"The edge's link cache holds far fewer links than that, so a uniformly random link is nearly always a miss read from PostgreSQL; "+
+		"an absent slug is a miss that finds nothing (404). bare302 answers the same requests with its 302. Commands: %s (each also against bare302). "+
+		"The analytics consumer is stopped. The edge's CPU/request of a miss is its own only: PostgreSQL's work (not pinned, on the same two CPUs) is in \"others\".\n\n%s\n",
+		report.Int(int64(b.o.missLinks)), cloned.Round(time.Second), missPrefix, missPrefix, n, strings.Join(cmds, ", "), t.Markdown())
+	b.verdict("edge redirects of random links (cache misses from PostgreSQL), req/s", report.Int(int64(edgeRPS[wrk.RandomScript])), "—", "reported")
+	b.verdict("edge 404s of absent slugs, req/s", report.Int(int64(edgeRPS[wrk.AbsentScript])), "—", "reported")
+	wt := report.NewTable("", "links requested", "time", "req/s", "edge cache hits / misses", "edge RSS before", "edge RSS after", "edge peak RSS (VmHWM)", "bare302 RSS")
+	wt.Add("walk over every link once", report.Int(walk.requested), report.Dur(walk.took), report.Int(int64(walk.rate)),
+		fmt.Sprintf("%s / %s", report.Int(walk.hits), report.Int(walk.misses)),
+		report.Bytes(mem0.RSS), "**"+report.Bytes(walk.mem.RSS)+"**", report.Bytes(walk.mem.Peak), report.Bytes(bareMem.RSS))
+	note := ""
+	if walk.requested < int64(b.o.missLinks) {
+		note = fmt.Sprintf(" **The walk stopped after -walk-timeout %s, %s links short.**", b.o.walkTimeout, report.Int(int64(b.o.missLinks)-walk.requested))
+	}
+	b.printf("Edge memory: `%s` requests /%s1, /%s2, … /%s%s once each (then from 1 again); it is interrupted once the edge has answered %s of them. "+
+		"RSS is VmRSS of /proc/PID/status (before: after the runs above had started filling the cache).%s\n\n%s\n",
+		shortCommand(b.withScript(b.wrkConfig(s.edge, b.o.walkTimeout), wrk.WalkScript, n, missPrefix)), missPrefix, missPrefix, missPrefix, n, n, note, wt.Markdown())
+	b.verdict("edge RSS after "+report.Int(walk.requested)+" distinct links requested", report.Bytes(walk.mem.RSS), "—", "reported")
+	return nil
+}
+
+// walkResult is the memory walk's outcome.
+type walkResult struct {
+	requested, hits, misses int64
+	took                    time.Duration
+	rate                    float64
+	mem                     proc.Memory
+}
+
+// walk requests every cloned link once, in order, and reads the edge's RSS.
+func (s *split) walk() (walkResult, error) {
+	b := s.b
+	var w walkResult
+	m0, err := s.edge.scrape()
+	if err != nil {
+		return w, err
+	}
+	progress("  walking %d links (at most %s)", b.o.missLinks, b.o.walkTimeout)
+	run, err := wrk.Start(b.withScript(b.wrkConfig(s.edge, b.o.walkTimeout), wrk.WalkScript, strconv.Itoa(b.o.missLinks), missPrefix))
+	if err != nil {
+		return w, err
+	}
+	start := time.Now()
+	var m api.Metrics
+	for {
+		select {
+		case <-run.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+		if m, err = s.edge.scrape(); err != nil {
+			run.Interrupt() //nolint:errcheck // failing anyway
+			run.Wait(30 * time.Second)
+			return w, err
+		}
+		answered := m.Int(mRedirects) + m.Int(mNotFound) + m.Int(mErrors) - m0.Int(mRedirects) - m0.Int(mNotFound) - m0.Int(mErrors)
+		done := false
+		select {
+		case <-run.Done():
+			done = true
+		default:
+		}
+		if answered >= int64(b.o.missLinks) || done {
+			w.requested = min(answered, int64(b.o.missLinks))
+			break
+		}
+	}
+	w.took = time.Since(start)
+	run.Interrupt() //nolint:errcheck // ended already is fine
+	if _, err := run.Wait(30 * time.Second); err != nil {
+		return w, err
+	}
+	w.rate = report.Ratio(float64(w.requested), w.took.Seconds())
+	w.hits, w.misses = m.Int(mCacheHits)-m0.Int(mCacheHits), m.Int(mCacheMisses)-m0.Int(mCacheMisses)
+	time.Sleep(time.Second)
+	w.mem, err = s.edge.p.Mem()
+	return w, err
+}
+
+// statsClickHouse: clicks loaded into ClickHouse, stats through the controlplane.
+func (s *split) statsClickHouse() error {
+	b := s.b
+	settings := map[string]string{"SHORTLINK_DATA_DIR": filepath.Join(s.dir, "loader")}
+	for k, v := range s.env {
+		settings[k] = v
+	}
+	cs, err := openClickStore(context.Background(), settings)
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	var rows []statsRow
+	for _, n := range b.o.statsClicks {
+		r, err := b.loadAndTime("ClickHouse", s.c, cs, n)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
+	}
+	b.statsTable("Stats latency on ClickHouse (split: `controlplane`)",
+		b.statsHow("the running `bin/controlplane serve` (not pinned; PostgreSQL for the link, ClickHouse for the stats)")+
+			" Counts: -stats-clicks "+joinInts(b.o.statsClicks)+".", rows)
+	return nil
+}
