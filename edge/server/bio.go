@@ -48,8 +48,7 @@ func (e *Edge) bio(ctx *fasthttp.RequestCtx, slug []byte, now time.Time) {
 		e.page(ctx, fasthttp.StatusNotFound, page.GalleryNotFound, e.metrics.notFound)
 		return
 	}
-	var hostBuf [256]byte
-	domain := e.domainFor(storeCtx, lowerHost(hostBuf[:0], ctx.Host()))
+	domain := e.hostDomain(ctx, now)
 	p, err := e.lookupBio(storeCtx, domain, string(slug), now)
 	if err != nil {
 		e.log.Error("gallery lookup failed", "domain", domain, "slug", string(slug), "err", err)

@@ -1,7 +1,7 @@
 // Package server is the edge: a fasthttp server that answers GET /{slug} on a
 // short domain with a redirect, decided from a compiled link held in a
-// ristretto cache. A redirect on a cache hit does no I/O and allocates nothing;
-// the click is handed to a bounded producer that never blocks.
+// ristretto cache. A redirect on a cache hit does no I/O and allocates
+// nothing; the click is handed to a bounded producer that never blocks.
 package server
 
 import (
@@ -66,13 +66,17 @@ type Options struct {
 
 // Edge is the redirector.
 type Edge struct {
-	cfg     *config.Config
-	src     Source
-	clicks  bus.ClickProducer
-	log     *slog.Logger
-	now     func() time.Time
-	linkTTL time.Duration
-	absTTL  time.Duration
+	cfg    *config.Config
+	src    Source
+	clicks bus.ClickProducer
+	log    *slog.Logger
+	now    func() time.Time
+	// realClock is set when now is time.Now: a request's time is then the
+	// one fasthttp read just before calling the handler (RequestCtx.Time),
+	// and its latency is measured on the monotonic clock alone.
+	realClock bool
+	linkTTL   time.Duration
+	absTTL    time.Duration
 
 	links   *ristretto.Cache[uint64, *target.Link]
 	bios    *ristretto.Cache[uint64, *bioPage]
@@ -106,7 +110,8 @@ func New(o Options) (*Edge, error) {
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
 	}
-	if o.Now == nil {
+	realClock := o.Now == nil
+	if realClock {
 		o.Now = time.Now
 	}
 	if o.LinkTTL <= 0 {
@@ -119,7 +124,7 @@ func New(o Options) (*Edge, error) {
 		return nil, errors.New("edge: a secret is required")
 	}
 	e := &Edge{
-		cfg: o.Config, src: o.Source, clicks: o.Clicks, log: o.Logger, now: o.Now,
+		cfg: o.Config, src: o.Source, clicks: o.Clicks, log: o.Logger, now: o.Now, realClock: realClock,
 		linkTTL: o.LinkTTL, absTTL: o.AbsentTTL,
 		hasher: visitor.NewHasher(o.Secret), cookie: cookieSigner{key: o.Secret},
 		tries:   newTryCounter(10, 5*time.Minute),
@@ -128,7 +133,7 @@ func New(o Options) (*Edge, error) {
 	e.domains.init(o.Config.DefaultDomain)
 	var err error
 	if e.links, err = ristretto.NewCache(&ristretto.Config[uint64, *target.Link]{
-		NumCounters: 1 << 20, MaxCost: 1 << 17, BufferItems: 64,
+		NumCounters: 8 * linkCacheSize, MaxCost: linkCacheSize, BufferItems: 64,
 	}); err != nil {
 		return nil, err
 	}
@@ -156,8 +161,14 @@ func New(o Options) (*Edge, error) {
 			}
 		})
 	}
-	e.srv = &fasthttp.Server{
-		Handler:               e.Handle,
+	e.srv = newHTTPServer(e.Handle, o.Logger)
+	return e, nil
+}
+
+// newHTTPServer returns the edge's fasthttp server around h.
+func newHTTPServer(h fasthttp.RequestHandler, log *slog.Logger) *fasthttp.Server {
+	return &fasthttp.Server{
+		Handler:               h,
 		Name:                  "shortlink",
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
@@ -165,9 +176,8 @@ func New(o Options) (*Edge, error) {
 		WriteTimeout:          10 * time.Second,
 		IdleTimeout:           90 * time.Second,
 		MaxRequestBodySize:    64 << 10,
-		Logger:                slogPrinter{o.Logger},
+		Logger:                slogPrinter{log},
 	}
-	return e, nil
 }
 
 // Serve answers requests on ln until Shutdown.
@@ -217,9 +227,13 @@ func linkKey(domain, slug []byte) uint64 {
 	return xxhash.Sum64(buf[:n])
 }
 
+// linkCacheSize bounds how many compiled links (and absences) an edge keeps;
+// ristretto's TinyLFU admission keeps the links hit again and again over a
+// flood of one-off slugs.
+const linkCacheSize = 1 << 17
+
 // lookup returns the compiled link of domain+slug, from the cache or the source.
-// Entries carry their own expiry, checked against the request's clock reading:
-// ristretto's TTLs would read the clock again on every hit.
+// Entries carry their own expiry, checked against the request's clock reading.
 func (e *Edge) lookup(ctx context.Context, domain string, slug []byte, now time.Time) (*target.Link, error) {
 	key := linkKey([]byte(domain), slug)
 	if l, ok := e.links.Get(key); ok && l.Domain == domain && l.Slug == string(slug) && now.Before(l.CachedUntil) {
@@ -263,8 +277,11 @@ func (e *Edge) lookup(ctx context.Context, domain string, slug []byte, now time.
 // verified custom domain, or the default domain for every other host.
 type domainCache struct {
 	def string
-	mu  sync.RWMutex
-	m   map[string]domainEntry
+	// defLower: def is in lower case (the config sees to it), so a Host
+	// equal to it needs no lowering.
+	defLower bool
+	mu       sync.RWMutex
+	m        map[string]domainEntry
 }
 
 type domainEntry struct {
@@ -274,6 +291,7 @@ type domainEntry struct {
 
 func (d *domainCache) init(def string) {
 	d.def = def
+	d.defLower = def == strings.ToLower(def)
 	d.m = map[string]domainEntry{}
 }
 
@@ -296,13 +314,23 @@ func (d *domainCache) forget(name string) {
 	}
 }
 
-// domainFor returns the link domain of a lower-case host.
-func (e *Edge) domainFor(ctx context.Context, host []byte) string {
+// hostDomain returns the link domain of the request's Host at now.
+func (e *Edge) hostDomain(ctx *fasthttp.RequestCtx, now time.Time) string {
+	host := ctx.Host()
+	if e.domains.defLower && string(host) == e.domains.def {
+		return e.domains.def // the common case, lower-case already
+	}
+	var buf [256]byte
+	return e.domainFor(storeCtx, lowerHost(buf[:0], host), now)
+}
+
+// domainFor returns the link domain of a lower-case host at now.
+func (e *Edge) domainFor(ctx context.Context, host []byte, at time.Time) string {
 	d := &e.domains
 	if string(host) == d.def || len(host) == 0 {
 		return d.def
 	}
-	now := e.now().UnixNano()
+	now := at.UnixNano()
 	d.mu.RLock()
 	v, ok := d.m[string(host)]
 	d.mu.RUnlock()

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/dgraph-io/ristretto/v2"
 	useragent "github.com/medama-io/go-useragent"
 
+	"shortlink.dev/edge/internal/memo"
 	"shortlink.dev/shared/click"
 )
 
@@ -25,28 +25,25 @@ type Agent struct {
 }
 
 // Agents parses user agents, remembering recent ones: a parse costs
-// microseconds, a remembered one nothing.
+// microseconds, a remembered one two atomic loads (a lock-free memo.Cache:
+// a ristretto Get, with its lock and access tracking, cost more than the
+// rest of the lookup).
 type Agents struct {
 	parser *useragent.Parser
-	cache  *ristretto.Cache[uint64, *Agent]
+	cache  *memo.Cache[*Agent]
 }
 
 // NewAgents returns a user-agent parser with a cache of about n agents.
 func NewAgents(n int64) (*Agents, error) {
-	c, err := ristretto.NewCache(&ristretto.Config[uint64, *Agent]{
-		NumCounters: n * 10, MaxCost: n, BufferItems: 64,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &Agents{parser: useragent.NewParser(), cache: c}, nil
+	return &Agents{parser: useragent.NewParser(), cache: memo.New[*Agent](int(n))}, nil
 }
 
 // Close releases the cache.
-func (a *Agents) Close() { a.cache.Close() }
+func (a *Agents) Close() { a.cache.Clear() }
 
-// Wait blocks until every pending cache write is visible (tests use it).
-func (a *Agents) Wait() { a.cache.Wait() }
+// Wait blocks until every pending cache write is visible. Writes are visible
+// at once; it is kept for the callers that wait.
+func (a *Agents) Wait() {}
 
 // Parse returns what ua says. The result is shared: do not change it.
 func (a *Agents) Parse(ua []byte) *Agent {
@@ -56,9 +53,8 @@ func (a *Agents) Parse(ua []byte) *Agent {
 	}
 	v := a.parse(string(ua))
 	v.Hash = h
-	// No TTL: what a user agent says never changes, and a TTL would cost a
-	// clock reading on every hit. The cache's size bounds it.
-	a.cache.Set(h, v, 1)
+	// No expiry: what a user agent says never changes. The cache's size bounds it.
+	a.cache.Put(h, v)
 	return v
 }
 

@@ -6,9 +6,10 @@ import (
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/dgraph-io/ristretto/v2"
 	"github.com/oschwald/geoip2-golang/v2"
 	"github.com/oschwald/maxminddb-golang/v2"
+
+	"shortlink.dev/edge/internal/memo"
 )
 
 // Place is where an IP address is.
@@ -25,7 +26,14 @@ type Place struct {
 type Geo struct {
 	maxmind *geoip2.Reader
 	generic *maxminddb.Reader
-	cache   *ristretto.Cache[uint64, Place]
+	cache   *memo.Cache[placeOf]
+}
+
+// placeOf is a cached answer: the key is a hash of the IP, so the entry
+// keeps the IP to tell a collision from a hit.
+type placeOf struct {
+	ip    netip.Addr
+	place Place
 }
 
 // OpenGeo opens the database at path.
@@ -43,11 +51,7 @@ func OpenGeo(path string) (*Geo, error) {
 	} else {
 		g.generic = db
 	}
-	if g.cache, err = ristretto.NewCache(&ristretto.Config[uint64, Place]{
-		NumCounters: 1 << 20, MaxCost: 1 << 16, BufferItems: 64,
-	}); err != nil {
-		return nil, err
-	}
+	g.cache = memo.New[placeOf](1 << 16)
 	return g, nil
 }
 
@@ -56,7 +60,7 @@ func (g *Geo) Close() {
 	if g == nil {
 		return
 	}
-	g.cache.Close()
+	g.cache.Clear()
 	if g.maxmind != nil {
 		g.maxmind.Close()
 	}
@@ -72,8 +76,8 @@ func (g *Geo) Lookup(ip netip.Addr) Place {
 	}
 	a := ip.As16()
 	key := xxhash.Sum64(a[:])
-	if p, ok := g.cache.Get(key); ok {
-		return p
+	if c, ok := g.cache.Get(key); ok && c.ip == ip {
+		return c.place
 	}
 	var p Place
 	if g.maxmind != nil {
@@ -95,6 +99,6 @@ func (g *Geo) Lookup(ip netip.Addr) Place {
 		}
 	}
 	p.Country = strings.ToUpper(p.Country)
-	g.cache.Set(key, p, 1) // the database does not change while it is open
+	g.cache.Put(key, placeOf{ip, p}) // the database does not change while it is open
 	return p
 }

@@ -3,6 +3,7 @@ package visitor
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/binary"
 	"net/netip"
 	"sync/atomic"
 	"time"
@@ -44,9 +45,7 @@ func (h *Hasher) Visitor(now time.Time, ip netip.Addr, uaHash uint64) click.Visi
 	copy(buf[:32], s.salt[:])
 	a := ip.As16()
 	copy(buf[32:48], a[:])
-	for i := 0; i < 8; i++ {
-		buf[48+i] = byte(uaHash >> (8 * i))
-	}
+	binary.LittleEndian.PutUint64(buf[48:], uaHash)
 	sum := sha256.Sum256(buf[:])
 	var v click.Visitor
 	copy(v[:], sum[:16])

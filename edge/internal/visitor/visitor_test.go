@@ -124,6 +124,50 @@ func TestVisitorHash(t *testing.T) {
 	}
 }
 
+// TestVisitorHashIsStable pins the visitor hash: SHA-256 of the day's salt
+// (HMAC-SHA256 of the date under the secret), the IP in 16 bytes and the
+// user-agent hash in little-endian, cut to 16 bytes. Stored hashes are
+// compared with new ones for the rest of the day, so it must not change.
+func TestVisitorHashIsStable(t *testing.T) {
+	h := NewHasher([]byte("secret"))
+	day := time.Date(2030, 5, 1, 10, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		ip   string
+		ua   uint64
+		want string
+	}{
+		{"203.0.113.9", 0x0123456789abcdef, "178ccf35f7d341c0faec464a8bb9687d"},
+		{"2001:db8::1", 42, "1331eb6cdfa47c0c4f57c12003328767"},
+	} {
+		if got := h.Visitor(day, netip.MustParseAddr(tt.ip), tt.ua).String(); got != tt.want {
+			t.Errorf("Visitor(%s, %#x) = %s, want %s", tt.ip, tt.ua, got, tt.want)
+		}
+	}
+}
+
+func BenchmarkVisitor(b *testing.B) {
+	h := NewHasher([]byte("secret"))
+	now := time.Now()
+	ip := netip.MustParseAddr("203.0.113.9")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		h.Visitor(now, ip, uint64(i))
+	}
+}
+
+func BenchmarkAgentsParseCached(b *testing.B) {
+	a, err := NewAgents(100)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ua := []byte(uaEdge)
+	a.Parse(ua)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		a.Parse(ua)
+	}
+}
+
 // writeMMDB writes a database of the given type mapping each network to a record.
 func writeMMDB(t *testing.T, dbType string, records map[string]mmdbtype.Map) string {
 	t.Helper()
