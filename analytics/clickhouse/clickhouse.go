@@ -12,8 +12,10 @@
 //
 // The pipeline delivers clicks at least once. A redelivered event is caught
 // three times over: within its batch, in a bounded set of the ids written
-// recently, and by looking the batch's ids up in ClickHouse before inserting,
-// so that the views, which add up what is inserted, see each event once. What
+// recently, and by looking the batch's ids up in ClickHouse before inserting
+// (in click_ids, ordered by id alone, so that the look-up reads a few
+// thousand rows whatever the size of the table; migration 0003), so that the
+// views, which add up what is inserted, see each event once. What
 // still slips through is two processes inserting one event at the same
 // instant, each before the other's INSERT is visible to its look-up: two
 // consumers holding the same partition, which happens only while the
@@ -66,8 +68,8 @@ type Store struct {
 }
 
 // recentIDsKept is how many event ids WriteClicks remembers, so that a batch
-// the bus redelivers to the same process is dropped without a look-up: a few
-// dozen batches' worth, about 4 MB.
+// the bus redelivers to the same process is dropped without a look-up: three
+// of the Kafka consumer's batches of 20,000, about 4 MB.
 const recentIDsKept = 1 << 16
 
 // databaseName is what Open accepts as a database name: it is written into
@@ -147,7 +149,8 @@ func (s *Store) Close() error { return s.conn.Close() }
 func (s *Store) Ping(ctx context.Context) error { return s.conn.Ping(ctx) }
 
 // migrate applies the embedded migrations whose version analytics_migrations
-// does not record yet, in order, and records each after its last statement.
+// does not record yet, in order, and records each after its last statement
+// (and its step in Go, if it has one: migrationSteps).
 // ClickHouse has neither transactions nor locks: the statements are written
 // to be run again (IF NOT EXISTS), so a migration cut short is simply run
 // again whole, and two processes starting together both run it harmlessly.
@@ -173,11 +176,23 @@ func (s *Store) migrate(ctx context.Context) error {
 				return fmt.Errorf("cannot apply analytics migration %s: %w\n%s", m.Name, err, stmt)
 			}
 		}
+		if step := migrationSteps[m.Version]; step != nil {
+			if err := step(s, ctx); err != nil {
+				return fmt.Errorf("cannot apply analytics migration %s: %w", m.Name, err)
+			}
+		}
 		if err := s.record(ctx, uint32(m.Version)); err != nil {
 			return fmt.Errorf("cannot record analytics migration %s: %w", m.Name, err)
 		}
 	}
 	return nil
+}
+
+// migrationSteps are the parts of migrations written in Go, run after the
+// migration's statements and before it is recorded: like the statements,
+// they must be safe to run again, and twice at once.
+var migrationSteps = map[int]func(*Store, context.Context) error{
+	3: (*Store).copyClickIDs,
 }
 
 // errColumnExists is ClickHouse's error code for ADD COLUMN of a column that

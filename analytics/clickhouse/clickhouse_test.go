@@ -117,7 +117,7 @@ func TestOpen(t *testing.T) {
 		if err != nil || st.TotalClicks != 1 {
 			t.Fatalf("stats after reopening: got %+v, %v; want 1 click", st, err)
 		}
-		wantMigrations(t, url, 2)
+		wantMigrations(t, url, 3)
 	})
 
 	// Services starting together on a new database.
@@ -222,9 +222,9 @@ func insertLegacy(t testing.TB, conn driver.Conn, events ...click.Event) {
 	}
 }
 
-// mustApplyFirstMigration creates the database at url as the previous
-// version left it: migration 0001 only.
-func mustApplyFirstMigration(t testing.TB, url string) driver.Conn {
+// mustApplyMigrations creates the database at url as a previous version
+// left it: the migrations 0001 to last applied and recorded.
+func mustApplyMigrations(t testing.TB, url string, last int) driver.Conn {
 	t.Helper()
 	opts, err := ch.ParseDSN(url)
 	if err != nil {
@@ -242,21 +242,24 @@ func mustApplyFirstMigration(t testing.TB, url string) driver.Conn {
 		t.Fatal(err)
 	}
 	conn := mustConnect(t, url)
-	body, err := os.ReadFile("migrations/0001_clicks.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range migration.Statements(string(body)) {
-		if err := conn.Exec(ctx, stmt); err != nil {
-			t.Fatalf("apply 0001: %v", err)
-		}
-	}
 	if err := conn.Exec(ctx, `CREATE TABLE analytics_migrations (version UInt32, applied_at DateTime)
 		ENGINE = MergeTree() ORDER BY version`); err != nil {
 		t.Fatal(err)
 	}
-	if err := conn.Exec(ctx, `INSERT INTO analytics_migrations (version, applied_at) SELECT 1, now()`); err != nil {
+	files, err := migration.Load(os.DirFS("."), "migrations")
+	if err != nil {
 		t.Fatal(err)
+	}
+	for _, m := range files[:last] {
+		for _, stmt := range m.Statements {
+			if err := conn.Exec(ctx, stmt); err != nil {
+				t.Fatalf("apply %s: %v", m.Name, err)
+			}
+		}
+		if err := conn.Exec(ctx, `INSERT INTO analytics_migrations (version, applied_at) SELECT toUInt32(?), now()`,
+			m.Version); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return conn
 }
@@ -269,7 +272,7 @@ func mustApplyFirstMigration(t testing.TB, url string) driver.Conn {
 func TestMigrateLegacyClicks(t *testing.T) {
 	e := newEnv(t)
 	url := chtest.Database(t, e.clickhouseURL)
-	conn := mustApplyFirstMigration(t, url)
+	conn := mustApplyMigrations(t, url, 1)
 	ws := storetest.MustCreateWorkspace(t, e.links).ID
 	l := storetest.MustCreateLink(t, e.links, storetest.NewLink(ws, storetest.UniqueDomain(), "s"), -1).ID
 	qr := storetest.MustCreateDynamicQRCode(t, e.links, ws, l)
@@ -324,10 +327,12 @@ func TestMigrateLegacyClicks(t *testing.T) {
 		}
 	}
 	first := backend{Store: mustOpen(t, url, e.links), links: e.links}
-	wantMigrations(t, url, 2)
+	wantMigrations(t, url, 3)
 	check(t, first, 5, 4, 1, nextDay.Time)
 	// A new click has the counters counted, the legacy clicks included.
-	mustWrite(t, first, ev(25*time.Hour, "US"))
+	// Legacy clicks delivered again are not stored again: 0003 copied their
+	// ids where the look-up finds them.
+	mustWrite(t, first, ev(25*time.Hour, "US"), us, scan)
 	wantCounters(t, first, l, 6, at.Add(25*time.Hour))
 	check(t, first, 6, 5, 2, at.Add(25*time.Hour))
 
@@ -362,6 +367,74 @@ func TestMigrateLegacyClicks(t *testing.T) {
 	wg.Wait()
 	check(t, third, 9, 8, 5, at.Add(27*time.Hour))
 }
+
+// TestUpgradeDuringInsert: a process of the previous version is in the
+// middle of an INSERT into clicks when this version's migration 0003
+// creates the view that feeds click_ids, and ends it after: the INSERT does
+// not feed the view, which did not exist when it began. Its clicks,
+// delivered again to this version, are still not stored twice.
+func TestUpgradeDuringInsert(t *testing.T) {
+	e := newEnv(t)
+	url := chtest.Database(t, e.clickhouseURL)
+	conn := mustApplyMigrations(t, url, 2)
+	ws := storetest.MustCreateWorkspace(t, e.links).ID
+	l := storetest.MustCreateLink(t, e.links, storetest.NewLink(ws, storetest.UniqueDomain(), "s"), -1).ID
+	at := time.Date(2025, time.March, 10, 12, 0, 0, 0, time.UTC)
+	ev := click.Event{ID: click.NewEventID(), Time: at, LinkID: l, WorkspaceID: ws}
+	ctx := context.Background()
+
+	// The INSERT has begun: the server has its query and waits for its rows.
+	insert, err := conn.PrepareBatch(ctx, `INSERT INTO clicks (`+legacyColumns+`, rolled)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer insert.Close()
+	if err := insert.Append(string(ev.ID[:]), ev.Time.UnixMicro(), utcDay(ev.Time), ev.LinkID, ev.WorkspaceID,
+		"", "", "", "", "", "", "", "", "", "", "", uint8(0), string(ev.Visitor[:]), uint8(1)); err != nil {
+		t.Fatal(err)
+	}
+	type opening struct {
+		s   *clickhouse.Store
+		err error
+	}
+	opened := make(chan opening, 1)
+	go func() {
+		s, err := clickhouse.Open(ctx, url, e.links)
+		opened <- opening{s, err}
+	}()
+	// The rows arrive once the view exists.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var n uint64
+		if err := conn.QueryRow(ctx, `SELECT count() FROM system.tables
+			WHERE database = currentDatabase() AND name = 'click_ids_feed'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("migration 0003 did not create click_ids_feed within 30 s of starting")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := insert.Send(); err != nil {
+		t.Fatal(err)
+	}
+	o := <-opened
+	if o.err != nil {
+		t.Fatalf("open: %v", o.err)
+	}
+	defer o.s.Close()
+	b := backend{Store: o.s, links: e.links}
+	mustWrite(t, b, ev)
+	if n := rowsOf(t, url, l); n != 1 {
+		t.Errorf("rows of the link in clicks: got %d, want 1 (the event stored once)", n)
+	}
+	wantCounters(t, b, l, 1, at)
+}
+
+// utcDay returns the midnight UTC that starts t's UTC day.
+func utcDay(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 

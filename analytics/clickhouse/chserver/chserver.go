@@ -321,6 +321,9 @@ func (s *Server) HTTPAddr() string { return net.JoinHostPort("127.0.0.1", strcon
 // SHORTLINK_CLICKHOUSE_URL.
 func (s *Server) URL(database string) string { return "clickhouse://" + s.Addr() + "/" + database }
 
+// Pid returns the server's process id, to read its CPU time from /proc.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
 // Dir returns the folder of the server's configuration, data and logs.
 func (s *Server) Dir() string { return s.dir }
 
