@@ -168,7 +168,8 @@ func spoolSegments(t testing.TB, dir string) int {
 	}
 	n := 0
 	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".jsonl") {
+		// .clicks: a binary click record; .jsonl: earlier versions' JSON.
+		if strings.HasSuffix(e.Name(), ".clicks") || strings.HasSuffix(e.Name(), ".jsonl") {
 			n++
 		}
 	}
