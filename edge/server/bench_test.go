@@ -124,7 +124,7 @@ func BenchmarkServe(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			e := newBenchEdge(b)
-			srv := newHTTPServer(bc.handler(e), e.log)
+			srv := NewHTTPServer(bc.handler(e), e.log)
 			ln := fasthttputil.NewInmemoryListener()
 			go srv.Serve(ln)
 			b.Cleanup(func() { srv.Shutdown() })

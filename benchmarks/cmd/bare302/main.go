@@ -16,7 +16,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	edge "shortlink.dev/edge/server"
 )
 
 func main() {
@@ -57,25 +59,15 @@ func run(addr, location string) error {
 	return srv.ShutdownWithContext(sctx)
 }
 
-// newServer is a fasthttp.Server configured as edge/server.New configures
-// the edge's (name, no default Server and Content-Type headers, timeouts,
-// body limit), so that a comparison isolates the edge's handler.
+// newServer is the edge's own fasthttp server (edge/server.NewHTTPServer,
+// the same settings) around a handler that only writes the 302, so that a
+// comparison isolates the edge's handler.
 func newServer(location string) *fasthttp.Server {
 	loc := []byte(location)
 	headerLocation, headerCacheControl, noStore := []byte("Location"), []byte("Cache-Control"), []byte("no-store")
-	return &fasthttp.Server{
-		Handler: func(ctx *fasthttp.RequestCtx) {
-			ctx.Response.Header.SetCanonical(headerLocation, loc)
-			ctx.Response.Header.SetCanonical(headerCacheControl, noStore)
-			ctx.SetStatusCode(fasthttp.StatusFound)
-		},
-		Name:                  "shortlink",
-		NoDefaultServerHeader: true,
-		NoDefaultContentType:  true,
-		ReadTimeout:           10 * time.Second,
-		WriteTimeout:          10 * time.Second,
-		IdleTimeout:           90 * time.Second,
-		MaxRequestBodySize:    64 << 10,
-		Logger:                log.New(os.Stderr, "bare302: ", log.LstdFlags),
-	}
+	return edge.NewHTTPServer(func(ctx *fasthttp.RequestCtx) {
+		ctx.Response.Header.SetCanonical(headerLocation, loc)
+		ctx.Response.Header.SetCanonical(headerCacheControl, noStore)
+		ctx.SetStatusCode(fasthttp.StatusFound)
+	}, slog.New(slog.NewTextHandler(os.Stderr, nil)).With("server", "bare302"))
 }

@@ -256,20 +256,10 @@ func startEdge() (target, error) {
 // server configured like the edge's, so that the ratio isolates the handler.
 func startBare() (target, error) {
 	location := []byte(benchTarget)
-	srv := &fasthttp.Server{
-		Handler: func(ctx *fasthttp.RequestCtx) {
-			ctx.Response.Header.SetBytesV("Location", location)
-			ctx.SetStatusCode(fasthttp.StatusFound)
-		},
-		Name:                  "bare",
-		NoDefaultServerHeader: true,
-		NoDefaultContentType:  true,
-		ReadTimeout:           10 * time.Second,
-		WriteTimeout:          10 * time.Second,
-		IdleTimeout:           90 * time.Second,
-		MaxRequestBodySize:    64 << 10,
-		Logger:                printer{},
-	}
+	srv := server.NewHTTPServer(func(ctx *fasthttp.RequestCtx) {
+		ctx.Response.Header.SetBytesV("Location", location)
+		ctx.SetStatusCode(fasthttp.StatusFound)
+	}, logger)
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		return target{}, err
@@ -286,13 +276,6 @@ func startBare() (target, error) {
 		return err
 	}
 	return target{name: "bare", addr: ln.Addr().String(), stop: stop}, nil
-}
-
-// printer is the bare server's fasthttp logger, like the edge's.
-type printer struct{}
-
-func (printer) Printf(format string, args ...any) {
-	logger.Warn("fasthttp", "msg", fmt.Sprintf(format, args...))
 }
 
 // result is one measurement of one target.
