@@ -77,6 +77,8 @@ type Edge struct {
 	realClock bool
 	linkTTL   time.Duration
 	absTTL    time.Duration
+	// latencyTick counts requests; every latencySampling-th is timed.
+	latencyTick atomic.Uint32
 
 	links   *ristretto.Cache[uint64, *target.Link]
 	bios    *ristretto.Cache[uint64, *bioPage]

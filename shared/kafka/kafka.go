@@ -54,7 +54,11 @@ func EnsureTopics(ctx context.Context, brokers []string) error {
 	}
 	defer cc.Close()
 	err = cc.CreateTopics(
-		kafkago.TopicConfig{Topic: ClicksTopic, NumPartitions: ClicksPartitions, ReplicationFactor: rf},
+		// The edge sends its click records uncompressed (compressing them
+		// cost it about 150 ns of its redirect core per click); the broker
+		// stores them LZ4-compressed, to about a quarter.
+		kafkago.TopicConfig{Topic: ClicksTopic, NumPartitions: ClicksPartitions, ReplicationFactor: rf,
+			ConfigEntries: []kafkago.ConfigEntry{{ConfigName: "compression.type", ConfigValue: "lz4"}}},
 		kafkago.TopicConfig{Topic: ChangesTopic, NumPartitions: 1, ReplicationFactor: rf},
 	)
 	if err != nil && !errors.Is(err, kafkago.TopicAlreadyExists) {

@@ -739,3 +739,40 @@ func TestProducerReplaysTheSpoolOfEarlierVersions(t *testing.T) {
 		}
 	}
 }
+
+// TestClicksTopicIsCompressedByTheBroker: the producer leaves compression to
+// the broker (it would cost the edge's redirect core), so the clicks topic must
+// be created with compression.type=lz4.
+func TestClicksTopicIsCompressedByTheBroker(t *testing.T) {
+	b := startBroker(t)
+	ctx := context.Background()
+	if err := EnsureTopics(ctx, b.addrs()); err != nil {
+		t.Fatal(err)
+	}
+	c := &kafkago.Client{Addr: kafkago.TCP(b.addrs()...), Timeout: 10 * time.Second}
+	res, err := c.DescribeConfigs(ctx, &kafkago.DescribeConfigsRequest{Resources: []kafkago.DescribeConfigRequestResource{{
+		ResourceType: kafkago.ResourceTypeTopic, ResourceName: ClicksTopic, ConfigNames: []string{"compression.type"},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ""
+	for _, r := range res.Resources {
+		for _, e := range r.ConfigEntries {
+			if e.ConfigName == "compression.type" {
+				got = e.ConfigValue
+			}
+		}
+	}
+	if got != "lz4" {
+		t.Fatalf("clicks topic compression.type = %q, want lz4", got)
+	}
+	p, err := NewProducer(ProducerOptions{Brokers: b.addrs(), SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	if p.w.Compression != 0 {
+		t.Fatalf("the producer compresses (%v): that is the broker's work", p.w.Compression)
+	}
+}

@@ -8,21 +8,27 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dchest/siphash"
+
 	"shortlink.dev/shared/click"
 )
 
-// Hasher makes the visitor hash: SHA-256 over a salt of the day, the IP and a
-// hash of the user agent, cut to 16 bytes. The day's salt is an HMAC of the date
-// under the deployment's secret, so every edge computes the same hash on the
-// same day, and yesterday's hashes cannot be matched to today's.
+// Hasher makes the visitor hash: SipHash-2-4 (128-bit output) of the IP and a
+// hash of the user agent, keyed with a key of the day. The day's key is an HMAC
+// of the date under the deployment's secret, so every edge computes the same
+// hash on the same day, and without the secret neither today's hashes can be
+// reversed to IPs nor yesterday's matched to today's. SipHash is a keyed PRF
+// made for short inputs: about a fifth of the SHA-256 it replaced on the
+// redirect path (versions before it hashed with SHA-256, so on the day of an
+// upgrade a visitor seen by both counts twice in that day's unique visitors).
 type Hasher struct {
 	secret []byte
 	salt   atomic.Pointer[daySalt]
 }
 
 type daySalt struct {
-	day  int64 // days since the epoch
-	salt [32]byte
+	day    int64  // days since the epoch
+	k0, k1 uint64 // the SipHash key
 }
 
 // NewHasher returns a hasher keyed with the deployment's secret.
@@ -38,16 +44,17 @@ func (h *Hasher) Visitor(now time.Time, ip netip.Addr, uaHash uint64) click.Visi
 		s = &daySalt{day: day}
 		m := hmac.New(sha256.New, h.secret)
 		m.Write([]byte(now.UTC().Format("2006-01-02")))
-		copy(s.salt[:], m.Sum(nil))
+		key := m.Sum(nil)
+		s.k0, s.k1 = binary.LittleEndian.Uint64(key[:8]), binary.LittleEndian.Uint64(key[8:16])
 		h.salt.Store(s)
 	}
-	var buf [32 + 16 + 8]byte
-	copy(buf[:32], s.salt[:])
+	var buf [16 + 8]byte
 	a := ip.As16()
-	copy(buf[32:48], a[:])
-	binary.LittleEndian.PutUint64(buf[48:], uaHash)
-	sum := sha256.Sum256(buf[:])
+	copy(buf[:16], a[:])
+	binary.LittleEndian.PutUint64(buf[16:], uaHash)
+	lo, hi := siphash.Hash128(s.k0, s.k1, buf[:])
 	var v click.Visitor
-	copy(v[:], sum[:16])
+	binary.LittleEndian.PutUint64(v[:8], lo)
+	binary.LittleEndian.PutUint64(v[8:], hi)
 	return v
 }
