@@ -143,7 +143,7 @@ var rollupDims = [...]string{dimCountry, dimDevice, dimBrowser, dimReferrer}
 type chunk struct {
 	linkDay
 	workspace           string
-	events              []click.Event
+	events              []*click.Event // the batch's, not copied
 	first, last, humans int64
 	lastHuman           int64 // the latest human click, Unix microseconds
 	dims                [len(rollupDims)]keyCounts
@@ -153,7 +153,7 @@ type chunk struct {
 
 // add adds an event of the chunk's link and day.
 func (c *chunk) add(e *click.Event, us int64) {
-	c.events = append(c.events, *e)
+	c.events = append(c.events, e)
 	c.first, c.last = min(c.first, us), max(c.last, us)
 	if e.Bot {
 		return
@@ -225,7 +225,7 @@ func (w *writer) store(ctx context.Context, events []*click.Event, counting bool
 	links := map[string]*counter{}
 	workspaceDays := map[linkDay]int64{} // link holds the workspace
 	for _, c := range chunks {
-		record = click.AppendRecord(record[:0], c.events)
+		record = click.AppendRecordOf(record[:0], c.events)
 		if _, err := w.stmt(ctx, stmtChunk).ExecContext(ctx, c.link, c.workspace, c.day, c.first, c.last,
 			len(c.events), c.humans, record); err != nil {
 			return fmt.Errorf("store clicks of link %s: %w", c.link, err)

@@ -57,16 +57,27 @@ const flagBot = 1 << 0
 // record whose events are grouped by link is the smallest. events must hold
 // at most MaxRecordEvents.
 func AppendRecord(dst []byte, events []Event) []byte {
-	if len(events) > MaxRecordEvents {
-		panic(fmt.Sprintf("click: a record of %d events (the most is %d)", len(events), MaxRecordEvents))
+	return appendRecord(dst, len(events), func(i int) *Event { return &events[i] })
+}
+
+// AppendRecordOf is AppendRecord on events held by pointer: a writer that
+// groups the events of a batch need not copy them.
+func AppendRecordOf(dst []byte, events []*Event) []byte {
+	return appendRecord(dst, len(events), func(i int) *Event { return events[i] })
+}
+
+// appendRecord appends the record of the n events that at returns.
+func appendRecord(dst []byte, n int, at func(int) *Event) []byte {
+	if n > MaxRecordEvents {
+		panic(fmt.Sprintf("click: a record of %d events (the most is %d)", n, MaxRecordEvents))
 	}
 	dst = append(dst, recordMagic, RecordVersion)
-	dst = binary.AppendUvarint(dst, uint64(len(events)))
+	dst = binary.AppendUvarint(dst, uint64(n))
 	var zero Event
 	p := &zero
 	var t0 int64
-	for i := range events {
-		e := &events[i]
+	for i := range n {
+		e := at(i)
 		dst = append(dst, e.ID[:]...)
 		t := e.Time.UnixMicro()
 		dst = binary.AppendVarint(dst, t-t0)

@@ -251,3 +251,16 @@ func BenchmarkDecodeRecord(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/click")
 }
+
+// TestAppendRecordOfMatchesAppendRecord: the record of events held by pointer
+// is the record of the same events held by value.
+func TestAppendRecordOfMatchesAppendRecord(t *testing.T) {
+	events := sampleEvents(50)
+	ptrs := make([]*Event, len(events))
+	for i := range events {
+		ptrs[i] = &events[i]
+	}
+	if a, b := AppendRecord(nil, events), AppendRecordOf(nil, ptrs); !bytes.Equal(a, b) {
+		t.Fatalf("AppendRecordOf differs from AppendRecord:\n%x\n%x", b, a)
+	}
+}
