@@ -12,6 +12,8 @@ BENCH_PKGS := ./edge/... ./shared/... ./analytics/... ./controlplane/...
 PLATFORMBENCH_FLAGS ?=
 FUZZTIME  ?= 15s
 STATICCHECK_VERSION := v0.8.2
+# stripe-mock: the Stripe API the checkout tests talk to (deploy/e2e finds it in .tools)
+STRIPE_MOCK_VERSION := v0.203.0
 
 .PHONY: all build run run-split geoip test test-e2e-split test-short lint fmt vet staticcheck bench bench-platform fuzz tidy clean
 
@@ -49,7 +51,7 @@ run-split: build
 
 ## test: every test, with the race detector; the end-to-end suite runs twice,
 ## on the standalone binary and on the split deployment (test-e2e-split)
-test:
+test: $(TOOLS)/stripe-mock
 	SHORTLINK_E2E_SHAPE=standalone $(GO) test -race -count=1 $(PKGS)
 	@# Allocation counts mean nothing under -race: the hot path's is checked without it.
 	$(GO) test -count=1 -run 'DoesNotAllocate' ./edge/server/
@@ -59,7 +61,7 @@ test:
 ## as separate processes on PostgreSQL (SHORTLINK_TEST_POSTGRES_URL), a
 ## Kafka-protocol broker and ClickHouse; skipped without PostgreSQL or
 ## ClickHouse, failed instead under SHORTLINK_REQUIRE_INTEGRATION=1
-test-e2e-split:
+test-e2e-split: $(TOOLS)/stripe-mock
 	SHORTLINK_E2E_SHAPE=split $(GO) test -race -count=1 -timeout 20m ./deploy/e2e/
 
 ## test-short: unit tests only (skips the end-to-end suites)
@@ -80,6 +82,9 @@ staticcheck: $(TOOLS)/staticcheck
 
 $(TOOLS)/staticcheck:
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+$(TOOLS)/stripe-mock:
+	GOBIN=$(TOOLS) $(GO) install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION)
 
 ## bench: Go micro-benchmarks of the hot paths, then the real binaries on the
 ## real path under wrk, each beside a bare fasthttp 302 (about 15 minutes;

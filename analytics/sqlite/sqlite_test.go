@@ -179,8 +179,8 @@ func wantMigrations(t *testing.T, path string) {
 	if err := db.QueryRow(`SELECT group_concat(version) FROM (SELECT version FROM analytics_migrations ORDER BY version)`).Scan(&versions); err != nil {
 		t.Fatalf("read analytics_migrations: %v", err)
 	}
-	if versions != "1,2" {
-		t.Errorf("analytics_migrations: got [%s], want [1,2]", versions)
+	if versions != "1,2,3" {
+		t.Errorf("analytics_migrations: got [%s], want [1,2,3]", versions)
 	}
 	for table, want := range map[string]int{"click_chunks": 1, "click_rollup": 1, "clicks": 0} {
 		var n int

@@ -85,6 +85,7 @@ func Run(t *testing.T, open func(t *testing.T) Backend) {
 	t.Run("UniqueClicksSummedOverDays", func(t *testing.T) { testUniqueOverDays(t, open(t)) })
 	t.Run("RedeliveredCountedOnceEverywhere", func(t *testing.T) { testRedeliveredEverywhere(t, open(t)) })
 	t.Run("ManyDays", func(t *testing.T) { testManyDays(t, open(t)) })
+	t.Run("ExportClicks", func(t *testing.T) { testExportClicks(t, open(t)) }) // export.go
 }
 
 // link is a link of the suite and the workspace it belongs to.

@@ -94,8 +94,16 @@ func Main(ctx context.Context, p Program, args []string, stdout, stderr io.Write
 			return errors.New("usage: probe URL")
 		}
 		return probe(ctx, args[1])
+	// API client commands for scripts (links.go).
+	case "links":
+		return runLinks(commandEnv{ctx: ctx, stdout: stdout, getenv: os.Getenv}, args[1:])
+	case "stats":
+		return runStats(commandEnv{ctx: ctx, stdout: stdout, getenv: os.Getenv}, args[1:])
+	case "openapi":
+		return runOpenAPI(stdout, args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, p.usage())
+		fmt.Fprintln(stdout, clientUsage)
 		return nil
 	}
 	return errors.New(p.usage())

@@ -623,6 +623,7 @@ func (tg *Target) Request(t testing.TB, method, url string, header http.Header, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkContract(t, tg, r) // OpenAPI: every answer must match the description (openapi_test.go)
 	return r
 }
 
@@ -700,6 +701,7 @@ func (tg *Target) concurrently(t testing.TB, n int, key, method, path string, bo
 				errs = append(errs, err)
 				return
 			}
+			checkContract(t, tg, r) // OpenAPI (openapi_test.go)
 			statuses[r.Status]++
 		}()
 	}

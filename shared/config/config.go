@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +43,9 @@ type Config struct {
 	StripeSecretKey     string
 	StripeAPIBase       string
 	StripeWebhookSecret string
+	// StripePrices maps catalog price ids (price_pro_monthly, …) to the Stripe
+	// price ids Checkout sells; a catalog id without one is sent to Stripe as is.
+	StripePrices map[string]string
 }
 
 // option is one setting: its variable, default, and how to parse it into c.
@@ -197,6 +201,34 @@ var options = []option{
 	{"SHORTLINK_STRIPE_SECRET_KEY", "", func(c *Config, v string) error { c.StripeSecretKey = v; return nil }},
 	{"SHORTLINK_STRIPE_API_BASE", "", func(c *Config, v string) error { return urlWithScheme(&c.StripeAPIBase, v, "http", "https") }},
 	{"SHORTLINK_STRIPE_WEBHOOK_SECRET", "", func(c *Config, v string) error { c.StripeWebhookSecret = v; return nil }},
+	{"SHORTLINK_STRIPE_PRICES", "", func(c *Config, v string) error {
+		for _, kv := range splitList(v) {
+			k, p, ok := strings.Cut(kv, "=")
+			k, p = strings.TrimSpace(k), strings.TrimSpace(p)
+			if !ok || p == "" || strings.ContainsAny(p, " \t") {
+				return fmt.Errorf("%q is not catalogPrice=stripePrice, like price_pro_monthly=price_1Abc", kv)
+			}
+			if !slices.Contains(CatalogPrices, k) {
+				return fmt.Errorf("%q is no catalog price (want one of %s)", k, strings.Join(CatalogPrices, ", "))
+			}
+			if _, dup := c.StripePrices[k]; dup {
+				return fmt.Errorf("%s is mapped twice", k)
+			}
+			if c.StripePrices == nil {
+				c.StripePrices = map[string]string{}
+			}
+			c.StripePrices[k] = p
+		}
+		return nil
+	}},
+}
+
+// CatalogPrices are the ids of the price catalog (CONTRACT §11) that
+// SHORTLINK_STRIPE_PRICES may map; the catalog itself, with plans and
+// amounts, is controlplane/internal/billing's, whose tests keep the two equal.
+var CatalogPrices = []string{
+	"price_pro_monthly", "price_pro_annual", "price_business_monthly",
+	"price_business_annual", "price_scale_monthly", "price_scale_annual",
 }
 
 // secret settings are never repeated in an error: they may hold passwords.

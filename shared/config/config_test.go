@@ -89,6 +89,7 @@ func TestNamesMatchContract(t *testing.T) {
 		"SHORTLINK_STRIPE_SECRET_KEY":      "",
 		"SHORTLINK_STRIPE_API_BASE":        "",
 		"SHORTLINK_STRIPE_WEBHOOK_SECRET":  "",
+		"SHORTLINK_STRIPE_PRICES":          "",
 	}
 	got := map[string]string{}
 	for _, nd := range Names() {
@@ -175,6 +176,11 @@ func TestLoadRejects(t *testing.T) {
 		{"SHORTLINK_STRIPE_API_BASE", "ftp://localhost:12111", nil},
 		{"SHORTLINK_STRIPE_API_BASE", "localhost:12111", nil},
 		{"SHORTLINK_STRIPE_SECRET_KEY", "", map[string]string{"SHORTLINK_BILLING_PROCESSOR": "stripe"}},
+		{"SHORTLINK_STRIPE_PRICES", "price_pro_monthly", nil},
+		{"SHORTLINK_STRIPE_PRICES", "price_pro_monthly=", nil},
+		{"SHORTLINK_STRIPE_PRICES", "price_gold_monthly=price_1", nil},
+		{"SHORTLINK_STRIPE_PRICES", "price_pro_monthly=price_1,price_pro_monthly=price_2", nil},
+		{"SHORTLINK_STRIPE_PRICES", "price_pro_monthly=price 1", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name+"="+tc.value, func(t *testing.T) {
@@ -235,6 +241,7 @@ func TestLoadAccepts(t *testing.T) {
 		"SHORTLINK_STRIPE_SECRET_KEY":      "sk_test_x",
 		"SHORTLINK_STRIPE_API_BASE":        "http://localhost:12111",
 		"SHORTLINK_STRIPE_WEBHOOK_SECRET":  "whsec_x",
+		"SHORTLINK_STRIPE_PRICES":          "price_pro_monthly=price_1Pro, price_scale_annual = price_1Scale",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -273,6 +280,7 @@ func TestLoadAccepts(t *testing.T) {
 		StripeSecretKey:     "sk_test_x",
 		StripeAPIBase:       "http://localhost:12111",
 		StripeWebhookSecret: "whsec_x",
+		StripePrices:        map[string]string{"price_pro_monthly": "price_1Pro", "price_scale_annual": "price_1Scale"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("\n got %+v\nwant %+v", c, want)

@@ -30,6 +30,13 @@ const (
 	PayloadTooLarge   Code = "PAYLOAD_TOO_LARGE"
 	RateLimited       Code = "RATE_LIMITED"
 	Internal          Code = "INTERNAL_ERROR"
+
+	// IdempotencyKeyReused: an Idempotency-Key sent again with another
+	// request (method, path or body) than the one it was first used with.
+	IdempotencyKeyReused Code = "IDEMPOTENCY_KEY_REUSED"
+	// IdempotencyKeyInUse: an Idempotency-Key whose first request is still
+	// being processed (Stripe answers 409 too); retry after a moment.
+	IdempotencyKeyInUse Code = "IDEMPOTENCY_KEY_IN_USE"
 )
 
 // statuses maps every code to its HTTP status; a code missing here is a bug and
@@ -51,6 +58,10 @@ var statuses = map[Code]int{
 	PayloadTooLarge:   http.StatusRequestEntityTooLarge,
 	RateLimited:       http.StatusTooManyRequests,
 	Internal:          http.StatusInternalServerError,
+
+	// Idempotency-Key conflicts (docs/api.md).
+	IdempotencyKeyReused: http.StatusConflict,
+	IdempotencyKeyInUse:  http.StatusConflict,
 }
 
 // Status returns the HTTP status of a code.

@@ -31,6 +31,8 @@ func TestStatus(t *testing.T) {
 		{"INTERNAL_ERROR", http.StatusInternalServerError},
 		{"PAYLOAD_TOO_LARGE", http.StatusRequestEntityTooLarge},
 		{"METHOD_NOT_ALLOWED", http.StatusMethodNotAllowed},
+		{"IDEMPOTENCY_KEY_REUSED", http.StatusConflict},
+		{"IDEMPOTENCY_KEY_IN_USE", http.StatusConflict},
 		// Unknown codes are a bug and answer 500.
 		{"", http.StatusInternalServerError},
 		{"validation_error", http.StatusInternalServerError},
@@ -53,6 +55,7 @@ func TestConstantsSpelling(t *testing.T) {
 		LimitReached: "LIMIT_REACHED", Forbidden: "FORBIDDEN", NotFound: "NOT_FOUND",
 		MethodNotAllowed: "METHOD_NOT_ALLOWED", PayloadTooLarge: "PAYLOAD_TOO_LARGE",
 		RateLimited: "RATE_LIMITED", Internal: "INTERNAL_ERROR",
+		IdempotencyKeyReused: "IDEMPOTENCY_KEY_REUSED", IdempotencyKeyInUse: "IDEMPOTENCY_KEY_IN_USE",
 	}
 	for c, s := range want {
 		if string(c) != s {

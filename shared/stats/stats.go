@@ -5,6 +5,8 @@ package stats
 import (
 	"context"
 	"time"
+
+	"shortlink.dev/shared/click"
 )
 
 // Count is one row of a breakdown.
@@ -45,4 +47,10 @@ type Reader interface {
 	LinkStats(ctx context.Context, linkID string, r Range) (*LinkStats, error)
 	// ClicksSince counts the workspace's human clicks at or after since.
 	ClicksSince(ctx context.Context, workspaceID string, since time.Time) (int64, error)
+	// ExportClicks calls fn with each of the link's human clicks over the
+	// range (at most MaxExportDays, else VALIDATION_ERROR), oldest first,
+	// each event once however often the bus delivered it, as they are
+	// read: never all of them in memory. An error from fn stops the export
+	// and is returned.
+	ExportClicks(ctx context.Context, linkID string, r Range, fn func(*click.Event) error) error
 }

@@ -39,6 +39,9 @@ func (a *API) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		p, authErr := a.identify(ctx, r.Header.Get("Authorization"))
+		if k := inProcessKey(ctx); k != nil {
+			p, authErr = a.principalOfKey(ctx, k)
+		}
 
 		key, limit := "ip:"+a.clientIP(r).String(), a.cfg.RateLimit(workspace.Free)
 		if p != nil {
@@ -123,4 +126,34 @@ func (a *API) clientIP(r *http.Request) netip.Addr {
 		return netip.IPv6Unspecified()
 	}
 	return clientip.Resolve(ap.Addr(), r.Header.Get("X-Forwarded-For"), a.cfg.TrustedProxies)
+}
+
+// inProcess is the context key of WithKey.
+type inProcess struct{}
+
+// WithKey returns ctx carrying k, a key its caller already resolved (the
+// dashboard, from its session), for a request served in-process by the API's
+// handler: the API acts for k as if its value had been sent, with the same
+// permissions, validation and rate limits. A context value cannot cross the
+// network, so no client can set it.
+func WithKey(ctx context.Context, k *workspace.APIKey) context.Context {
+	return context.WithValue(ctx, inProcess{}, k)
+}
+
+func inProcessKey(ctx context.Context) *workspace.APIKey {
+	k, _ := ctx.Value(inProcess{}).(*workspace.APIKey)
+	return k
+}
+
+// principalOfKey is the principal of a key resolved in-process: its workspace
+// read afresh; a key whose workspace is gone is UNAUTHORIZED.
+func (a *API) principalOfKey(ctx context.Context, k *workspace.APIKey) (*principal, error) {
+	ws, err := a.store.GetWorkspace(ctx, k.WorkspaceID)
+	if fault.Is(err, fault.NotFound) {
+		return nil, fault.New(fault.Unauthorized, "invalid API key")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &principal{Workspace: ws, Key: k}, nil
 }

@@ -8,15 +8,20 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"shortlink.dev/controlplane/internal/billing"
+	"shortlink.dev/controlplane/internal/dashboard"
 	"shortlink.dev/controlplane/internal/domains"
 	"shortlink.dev/controlplane/internal/galleries"
 	"shortlink.dev/controlplane/internal/links"
+	"shortlink.dev/controlplane/internal/openapi"
 	"shortlink.dev/controlplane/internal/qrcodes"
 	"shortlink.dev/controlplane/internal/ratelimit"
 	"shortlink.dev/controlplane/internal/webhooks"
@@ -24,6 +29,7 @@ import (
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/gallery"
+	"shortlink.dev/shared/idempotency"
 	"shortlink.dev/shared/link"
 	"shortlink.dev/shared/qrcode"
 	"shortlink.dev/shared/stats"
@@ -39,6 +45,9 @@ type Store interface {
 	qrcode.Store
 	gallery.Store
 	webhook.Store
+	// Checkout sessions and subscriptions (billing.go).
+	workspace.BillingStore
+	idempotency.Store // Idempotency-Key (idempotency.go)
 	Ping(ctx context.Context) error
 }
 
@@ -66,6 +75,7 @@ type API struct {
 	qr        *qrcodes.Service
 	galleries *galleries.Service
 	webhooks  *webhooks.Service
+	billing   *billing.Service
 	domains   *domains.Service
 	limiter   ratelimit.Limiter
 	stats     stats.Reader
@@ -74,6 +84,8 @@ type API struct {
 	reg       *prometheus.Registry
 	now       func() time.Time
 	router    chi.Router
+	// lastSweep is the Unix second of the last sweep of expired idempotency keys.
+	lastSweep atomic.Int64
 }
 
 // New returns the API.
@@ -126,6 +138,7 @@ func New(o Options) *API {
 	}
 	a.webhooks = webhooks.New(o.Store, o.Dispatcher.Sender(), o.Dispatcher)
 	a.domains = domains.New(o.Store, o.Config)
+	a.billing = billing.New(o.Config, o.Store, o.Logger)
 	if o.Changes != nil {
 		a.domains.Changed = func(ctx context.Context, c bus.LinkChange) {
 			if err := o.Changes.PublishLinkChange(ctx, c); err != nil {
@@ -151,19 +164,29 @@ func (a *API) routes() chi.Router {
 	r.Get("/readyz", a.readyz)
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
 
+	// The local processor's hosted checkout pages (billing.go): HTML for
+	// browsers, outside the API; the session id in the path is the credential.
+	r.Get(billing.PagePrefix+"{sessionId}", a.checkoutPage)
+	r.Post(billing.PagePrefix+"{sessionId}/pay", a.payCheckout)
+	r.Post(billing.PagePrefix+"{sessionId}/cancel", a.cancelCheckout)
+	r.Get(billing.ThanksPath, a.checkoutThanks)
+	r.Get(billing.CanceledPath, a.checkoutCanceled)
+
 	r.Route("/api/v1", func(r chi.Router) {
-		r.Use(a.guard, a.strictQuery)
+		r.Use(a.guard, a.strictQuery, a.idempotent)
 		// chi answers unmatched paths of a sub-router with the sub-router's own
 		// handlers, so they are set again to keep the envelope.
 		r.NotFound(notFound(a))
 		r.MethodNotAllowed(methodNotAllowed(a))
 
 		r.With(a.need(workspace.LinksWrite)).Post("/links", a.createLink)
+		r.With(a.need(workspace.LinksWrite)).Post("/links/bulk", a.createLinksBulk) // bulk.go
 		r.With(a.need(workspace.LinksRead)).Get("/links", a.listLinks)
 		r.With(a.need(workspace.LinksRead)).Get("/links/{id}", a.getLink)
 		r.With(a.need(workspace.LinksWrite)).Patch("/links/{id}", a.updateLink)
 		r.With(a.need(workspace.LinksWrite)).Delete("/links/{id}", a.deleteLink)
 		r.With(a.need(workspace.AnalyticsRead)).Get("/links/{id}/stats", a.linkStats)
+		r.With(a.need(workspace.AnalyticsRead)).Get("/links/{id}/clicks.csv", a.exportClicks) // export.go
 
 		r.With(a.need(workspace.KeysWrite)).Get("/api-keys", a.listKeys)
 		r.With(a.need(workspace.KeysWrite)).Post("/api-keys", a.createKey)
@@ -185,6 +208,14 @@ func (a *API) routes() chi.Router {
 		r.With(a.need(workspace.WebhooksWrite)).Post("/webhooks/{id}/test", a.testWebhook)
 		r.With(a.need(workspace.WebhooksRead)).Get("/webhooks/{id}/deliveries", a.listDeliveries)
 		r.With(a.need(workspace.WebhooksWrite)).Post("/webhooks/{id}/rotate-secret", a.rotateWebhookSecret)
+
+		// Checkout (spec §4.7, billing.go): the six plan operations and the generic one.
+		for _, p := range billing.Catalog {
+			r.With(a.need(workspace.BillingWrite)).Post(strings.TrimPrefix(p.Path(), "/api/v1"), a.checkoutPlan(p))
+		}
+		r.With(a.need(workspace.BillingWrite)).Post("/billing/checkout", a.createCheckout)
+		// Public: Stripe's signature proves the events; limited per client IP by guard.
+		r.Post("/billing/stripe/webhook", a.stripeWebhook)
 
 		// Public: limited per client IP by guard.
 		r.Post("/qr/generate", a.generateQR)
@@ -208,7 +239,24 @@ func (a *API) routes() chi.Router {
 		r.With(a.need(workspace.GalleriesWrite)).Delete("/galleries/{id}/items/{itemId}", a.deleteGalleryItem)
 		// Public: limited per client IP by guard.
 		r.Get("/public/galleries/{domain}/{slug}", a.publicGallery)
+
+		// The OpenAPI description and its reference page (internal/openapi).
+		// Public: limited per client IP by guard.
+		r.Get("/openapi.json", openapi.ServeSpec)
+		r.Get("/openapi/payments.json", openapi.ServePayments)
+		r.Get("/docs", openapi.ServeDocs)
 	})
+
+	// The web dashboard (internal/dashboard): "/" and its own prefixes; it
+	// acts through this API in process (WithKey, auth.go).
+	if ss, ok := a.store.(dashboard.SessionStore); ok {
+		d := dashboard.New(dashboard.Options{API: a, WithKey: WithKey, Keys: a.store, Sessions: ss, Config: a.cfg, Logger: a.log})
+		r.Handle("/", d)
+		for _, p := range dashboard.Prefixes {
+			r.Handle(p, d)
+			r.Handle(p+"/*", d)
+		}
+	}
 	return r
 }
 

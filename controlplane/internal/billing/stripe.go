@@ -1,0 +1,201 @@
+package billing
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/stripe/stripe-go/v85"
+	"github.com/stripe/stripe-go/v85/webhook"
+
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/workspace"
+)
+
+// The metadata keys every Stripe Checkout Session and its subscription carry.
+const (
+	MetaWorkspace = "workspace_id"
+	MetaPrice     = "price_id"
+)
+
+// Stripe is the processor that sells through Stripe Checkout in subscription
+// mode.
+type Stripe struct {
+	client *stripe.Client
+	// prices maps catalog ids to Stripe price ids (SHORTLINK_STRIPE_PRICES); a
+	// catalog id without one is sent as is, which Stripe accepts when the
+	// account has a price (or legacy plan) of that id.
+	prices map[string]string
+}
+
+// NewStripe returns the Stripe processor with the secret key, at apiBase
+// (empty: api.stripe.com; tests point it at stripe-mock). httpClient may be
+// nil.
+func NewStripe(secretKey, apiBase string, prices map[string]string, httpClient *http.Client) *Stripe {
+	if httpClient == nil {
+		httpClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	cfg := &stripe.BackendConfig{
+		HTTPClient: httpClient,
+		// Errors come back to the caller, which logs them with the request id.
+		LeveledLogger:     &stripe.LeveledLogger{Level: stripe.LevelNull},
+		MaxNetworkRetries: stripe.Int64(2),
+	}
+	if apiBase != "" {
+		cfg.URL = stripe.String(apiBase)
+	}
+	return &Stripe{
+		client: stripe.NewClient(secretKey, stripe.WithBackends(stripe.NewBackendsWithConfig(cfg))),
+		prices: prices,
+	}
+}
+
+// Name implements Processor.
+func (s *Stripe) Name() string { return "stripe" }
+
+// StripePrice is the Stripe price id a catalog price is sold at.
+func (s *Stripe) StripePrice(p Price) string {
+	if id, ok := s.prices[p.ID]; ok {
+		return id
+	}
+	return p.ID
+}
+
+// CreateSession implements Processor: a Checkout Session in subscription
+// mode whose client_reference_id is the workspace and whose metadata (on the
+// session and on the subscription it starts) names the workspace and the
+// catalog price, so that the webhook knows what was bought.
+func (s *Stripe) CreateSession(ctx context.Context, r Request) (*Session, error) {
+	meta := map[string]string{MetaWorkspace: r.Workspace.ID, MetaPrice: r.Price.ID}
+	success := r.SuccessURL
+	if success == "" {
+		success = r.Origin + ThanksPath + "?session_id=" + SessionIDPlaceholder
+	}
+	cancel := r.CancelURL
+	if cancel == "" {
+		cancel = r.Origin + CanceledPath
+	}
+	params := &stripe.CheckoutSessionCreateParams{
+		Mode:              stripe.String(string(stripe.CheckoutSessionModeSubscription)),
+		LineItems:         []*stripe.CheckoutSessionCreateLineItemParams{{Price: stripe.String(s.StripePrice(r.Price)), Quantity: stripe.Int64(1)}},
+		ClientReferenceID: stripe.String(r.Workspace.ID),
+		SuccessURL:        stripe.String(success),
+		CancelURL:         stripe.String(cancel),
+		Metadata:          meta,
+		SubscriptionData:  &stripe.CheckoutSessionCreateSubscriptionDataParams{Metadata: meta},
+	}
+	cs, err := s.client.V1CheckoutSessions.Create(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{ID: cs.ID, URL: cs.URL}, nil
+}
+
+// WebhookResult is what the Stripe webhook did with an event.
+type WebhookResult struct {
+	EventID string `json:"eventId"`
+	Type    string `json:"type"`
+	// Applied is true when the event changed a workspace's plan.
+	Applied bool `json:"applied"`
+	// Plan is the workspace's plan afterwards, when Applied.
+	Plan workspace.Plan `json:"plan,omitempty"`
+}
+
+// StripeWebhookEnabled reports whether SHORTLINK_STRIPE_WEBHOOK_SECRET is set.
+func (s *Service) StripeWebhookEnabled() bool { return s.webhookSecret != "" }
+
+// StripeWebhook verifies a Stripe event (payload and its Stripe-Signature
+// header, within Stripe's 5-minute tolerance) and applies it:
+// checkout.session.completed (or, for a delayed payment method,
+// checkout.session.async_payment_succeeded) moves the workspace to the plan
+// bought; customer.subscription.deleted moves it back. Other events, and
+// events about unknown workspaces or prices, are acknowledged and change
+// nothing, so that Stripe does not send them again. A bad signature is
+// VALIDATION_ERROR.
+func (s *Service) StripeWebhook(ctx context.Context, payload []byte, signature string) (*WebhookResult, error) {
+	if !s.StripeWebhookEnabled() {
+		return nil, fault.New(fault.NotFound, "the Stripe webhook is off: set SHORTLINK_STRIPE_WEBHOOK_SECRET")
+	}
+	// The event's API version may differ from stripe-go's: only a few stable
+	// fields are read.
+	ev, err := webhook.ConstructEventWithOptions(payload, signature, s.webhookSecret,
+		webhook.ConstructEventOptions{IgnoreAPIVersionMismatch: true})
+	if err != nil {
+		return nil, fault.Field(fault.Validation, "Stripe-Signature", "does not verify: "+err.Error())
+	}
+	res := &WebhookResult{EventID: ev.ID, Type: string(ev.Type)}
+	if ev.Data == nil {
+		return res, nil
+	}
+	switch ev.Type {
+	case stripe.EventTypeCheckoutSessionCompleted, stripe.EventTypeCheckoutSessionAsyncPaymentSucceeded:
+		var cs stripe.CheckoutSession
+		if err := json.Unmarshal(ev.Data.Raw, &cs); err != nil {
+			return nil, fault.Field(fault.Validation, "data.object", "is not a Checkout Session: "+err.Error())
+		}
+		return res, s.applyCompleted(ctx, ev, &cs, res)
+	case stripe.EventTypeCustomerSubscriptionDeleted:
+		var sub stripe.Subscription
+		if err := json.Unmarshal(ev.Data.Raw, &sub); err != nil {
+			return nil, fault.Field(fault.Validation, "data.object", "is not a Subscription: "+err.Error())
+		}
+		ended, plan, ok, err := s.store.EndSubscription(ctx, sub.ID, s.now())
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			res.Applied, res.Plan = true, plan
+			s.log.InfoContext(ctx, "Stripe subscription ended", "event", ev.ID, "subscription", sub.ID,
+				"workspace", ended.WorkspaceID, "plan", plan)
+		}
+	}
+	return res, nil
+}
+
+func (s *Service) applyCompleted(ctx context.Context, ev stripe.Event, cs *stripe.CheckoutSession, res *WebhookResult) error {
+	if cs.Mode != stripe.CheckoutSessionModeSubscription || cs.PaymentStatus == stripe.CheckoutSessionPaymentStatusUnpaid {
+		// Not ours, or paid later: checkout.session.async_payment_succeeded follows.
+		return nil
+	}
+	wsID := cs.ClientReferenceID
+	if wsID == "" {
+		wsID = cs.Metadata[MetaWorkspace]
+	}
+	price, ok := Lookup(cs.Metadata[MetaPrice])
+	if wsID == "" || !ok {
+		s.log.WarnContext(ctx, "Stripe checkout without a workspace or catalog price; ignored",
+			"event", ev.ID, "session", cs.ID, "client_reference_id", cs.ClientReferenceID, "metadata", cs.Metadata)
+		return nil
+	}
+	now := s.now()
+	sub := &workspace.Subscription{
+		ID:          cs.ID, // a session that started no subscription is its own record
+		WorkspaceID: wsID,
+		PriceID:     price.ID,
+		Plan:        price.Plan,
+		Active:      true,
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	if cs.Subscription != nil && cs.Subscription.ID != "" {
+		sub.ID = cs.Subscription.ID
+	}
+	if cs.Customer != nil {
+		sub.CustomerID = cs.Customer.ID
+	}
+	applied, err := s.store.StartSubscription(ctx, sub)
+	if fault.Is(err, fault.NotFound) {
+		s.log.WarnContext(ctx, "Stripe checkout for an unknown workspace; ignored", "event", ev.ID, "workspace", wsID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if applied {
+		res.Applied, res.Plan = true, price.Plan
+		s.log.InfoContext(ctx, "Stripe checkout completed", "event", ev.ID, "session", cs.ID,
+			"subscription", sub.ID, "workspace", wsID, "plan", price.Plan)
+	}
+	return nil
+}

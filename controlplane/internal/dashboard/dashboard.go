@@ -1,0 +1,220 @@
+// Package dashboard is the control plane's web dashboard: server-rendered
+// pages (html/template) at the root of SHORTLINK_API_ADDR, signed in with an
+// API key. Every page acts through the API itself: a request is built in
+// process, carrying the session's key, and served by the API's own handler,
+// so that permissions, validation, rate limits and error messages are the
+// API's. Assets are embedded and served under content-hashed names.
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"shortlink.dev/shared/config"
+	"shortlink.dev/shared/workspace"
+)
+
+// Prefixes are the paths, besides "/" itself, below which the dashboard
+// answers; everything else at the root stays the API's.
+var Prefixes = []string{"/signin", "/signout", "/links", "/qr", "/galleries", "/domains", "/webhooks", "/keys", "/usage", "/assets"}
+
+// KeyFinder finds an API key by the hash of its value.
+type KeyFinder interface {
+	APIKeyByHash(ctx context.Context, hash string) (*workspace.APIKey, error)
+}
+
+// Options wires the dashboard.
+type Options struct {
+	// API serves the API (/api/v1/…) in process.
+	API http.Handler
+	// WithKey returns a context that makes API act for an already resolved key.
+	WithKey func(ctx context.Context, k *workspace.APIKey) context.Context
+	// Keys resolves the key typed into the sign-in form.
+	Keys KeyFinder
+	// Sessions keeps the sessions, in the SQL store so replicas share them.
+	Sessions SessionStore
+	Config   *config.Config
+	Logger   *slog.Logger
+	// SessionTTL is how long a session lasts; zero means DefaultSessionTTL.
+	SessionTTL time.Duration
+	// Now is the clock; tests may replace it.
+	Now func() time.Time
+}
+
+// DefaultSessionTTL is how long a sign-in lasts.
+const DefaultSessionTTL = 7 * 24 * time.Hour
+
+// Dashboard is the web dashboard's http.Handler.
+type Dashboard struct {
+	o      Options
+	pages  *pages
+	router chi.Router
+}
+
+// New returns the dashboard.
+func New(o Options) *Dashboard {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.SessionTTL == 0 {
+		o.SessionTTL = DefaultSessionTTL
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	d := &Dashboard{o: o, pages: mustParsePages()}
+	d.router = d.routes()
+	return d
+}
+
+// ServeHTTP implements http.Handler.
+func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.router.ServeHTTP(w, r) }
+
+func (d *Dashboard) routes() chi.Router {
+	r := chi.NewRouter()
+	r.Use(securityHeaders)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		d.render(w, r, http.StatusNotFound, "notfound", view{Title: "Page not found"})
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		d.render(w, r, http.StatusMethodNotAllowed, "notfound", view{Title: "Method not allowed"})
+	})
+	r.Get("/assets/{name}", serveAsset)
+
+	r.Get("/", d.home)
+	r.Post("/signin", d.signIn)
+	r.Get("/signin", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })
+
+	r.Group(func(r chi.Router) {
+		r.Use(d.requireSession)
+		r.Post("/signout", d.signOut)
+
+		r.Get("/links", d.listLinks)
+		r.Get("/links/new", d.newLink)
+		r.Post("/links/new", d.createLink)
+		r.Get("/links/{id}", d.editLink)
+		r.Post("/links/{id}", d.updateLink)
+		r.Post("/links/{id}/archive", d.archiveLink)
+		r.Post("/links/{id}/restore", d.restoreLink)
+		r.Get("/links/{id}/stats", d.linkStats)
+
+		r.Get("/qr", d.qrDesigner)
+		r.Post("/qr", d.qrDesignerPost)
+		r.Post("/qr/preview", d.qrPreview)
+		r.Post("/qr/download", d.qrDownload)
+		r.Post("/qr/save", d.qrSave)
+		r.Get("/qr/{id}/download", d.qrSavedDownload)
+		r.Post("/qr/{id}/delete", d.qrDelete)
+
+		r.Get("/galleries", d.listGalleries)
+		r.Post("/galleries", d.createGallery)
+		r.Get("/galleries/{id}", d.editGallery)
+		r.Post("/galleries/{id}", d.updateGallery)
+		r.Post("/galleries/{id}/publish", d.publishGallery)
+		r.Post("/galleries/{id}/delete", d.deleteGallery)
+		r.Post("/galleries/{id}/items", d.addGalleryItem)
+		r.Post("/galleries/{id}/reorder", d.reorderGallery)
+		r.Post("/galleries/{id}/items/{itemId}/move", d.moveGalleryItem)
+		r.Post("/galleries/{id}/items/{itemId}/delete", d.deleteGalleryItem)
+
+		r.Get("/domains", d.listDomains)
+		r.Post("/domains", d.createDomain)
+		r.Post("/domains/{id}/verify", d.verifyDomain)
+		r.Post("/domains/{id}/delete", d.deleteDomain)
+
+		r.Get("/webhooks", d.listWebhooks)
+		r.Post("/webhooks", d.createWebhook)
+		r.Get("/webhooks/{id}", d.showWebhook)
+		r.Post("/webhooks/{id}/enable", d.enableWebhook)
+		r.Post("/webhooks/{id}/test", d.testWebhook)
+		r.Post("/webhooks/{id}/delete", d.deleteWebhook)
+
+		r.Get("/keys", d.listKeys)
+		r.Post("/keys", d.createKey)
+		r.Post("/keys/{id}/revoke", d.revokeKey)
+
+		r.Get("/usage", d.usage)
+		r.Post("/usage/checkout", d.checkout)
+	})
+	return r
+}
+
+// csp allows the dashboard's own assets only: no inline script or style,
+// images from itself, data: (QR codes) and blob: (the QR live preview).
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
+	"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// securityHeaders sets what every dashboard answer carries.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Frame-Options", "DENY")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isHTTPS reports whether the browser reached us over https: directly, or
+// through a trusted proxy (SHORTLINK_TRUSTED_PROXIES) that says so.
+func (d *Dashboard) isHTTPS(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	if !strings.EqualFold(strings.TrimSpace(strings.Split(r.Header.Get("X-Forwarded-Proto"), ",")[0]), "https") {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	for _, p := range d.o.Config.TrustedProxies {
+		if p.Contains(ap.Addr().Unmap()) {
+			return true
+		}
+	}
+	return false
+}
+
+// home is the sign-in page, or the first page the signed-in key may see.
+func (d *Dashboard) home(w http.ResponseWriter, r *http.Request) {
+	if s, err := d.session(r); err == nil {
+		http.Redirect(w, r, firstPage(s.key), http.StatusSeeOther)
+		return
+	} else if !errors.Is(err, errNoSession) {
+		d.fail(w, r, err)
+		return
+	}
+	d.renderSignIn(w, r, http.StatusOK, "")
+}
+
+// firstPage is where a key lands after signing in.
+func firstPage(k *workspace.APIKey) string {
+	for _, p := range []struct {
+		perm workspace.Permission
+		path string
+	}{
+		{workspace.LinksRead, "/links"}, {workspace.GalleriesRead, "/galleries"}, {workspace.DomainsRead, "/domains"},
+		{workspace.WebhooksRead, "/webhooks"}, {workspace.UsageRead, "/usage"}, {workspace.KeysWrite, "/keys"},
+	} {
+		if k.Has(p.perm) {
+			return p.path
+		}
+	}
+	return "/qr"
+}
+
+// fail answers an unexpected error: logged, and shown without internals.
+func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, err error) {
+	d.o.Logger.ErrorContext(r.Context(), "dashboard error", "method", r.Method, "path", r.URL.Path, "err", err)
+	d.render(w, r, http.StatusInternalServerError, "notfound", view{Title: "Something went wrong",
+		Problem: &apiError{Status: 500, Code: "INTERNAL_ERROR", Message: "Something went wrong on our side. Please try again."}})
+}

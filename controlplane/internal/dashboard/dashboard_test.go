@@ -1,0 +1,535 @@
+package dashboard_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"shortlink.dev/controlplane/internal/httpapi"
+	"shortlink.dev/shared/click"
+	"shortlink.dev/shared/config"
+	"shortlink.dev/shared/sqlstore"
+	"shortlink.dev/shared/stats"
+	"shortlink.dev/shared/workspace"
+)
+
+// env is an API with its dashboard on a fresh SQLite store, served over HTTP.
+type env struct {
+	srv    *httptest.Server
+	store  *sqlstore.Store
+	dbPath string
+	ws     *workspace.Workspace
+}
+
+func newEnv(t *testing.T, settings ...string) *env {
+	t.Helper()
+	vals := map[string]string{}
+	for _, s := range settings {
+		k, v, _ := strings.Cut(s, "=")
+		vals[k] = v
+	}
+	cfg, err := config.Load(func(k string) string { return vals[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "t.db")
+	st, err := sqlstore.OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	api := httpapi.New(httpapi.Options{Config: cfg, Store: st, Stats: fakeStats{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	ws := &workspace.Workspace{ID: "2b1c0c56-7a4e-4d0e-9a55-0f6d3f1e9a01", Name: "dash", Plan: workspace.Pro, CreatedAt: time.Now()}
+	if err := st.CreateWorkspace(context.Background(), ws); err != nil {
+		t.Fatal(err)
+	}
+	return &env{srv: srv, store: st, dbPath: path, ws: ws}
+}
+
+// fakeStats answers every link with 2 clicks from Germany on the range's
+// first day and 1 from Great Britain on its last.
+type fakeStats struct{}
+
+func (fakeStats) LinkStats(ctx context.Context, linkID string, r stats.Range) (*stats.LinkStats, error) {
+	s := &stats.LinkStats{TotalClicks: 3, UniqueClicks: 2,
+		ByCountry: []stats.Count{{Key: "DE", Count: 2}, {Key: "GB", Count: 1}}, ByDevice: []stats.Count{{Key: "desktop", Count: 3}},
+		ByBrowser: []stats.Count{{Key: "Chrome", Count: 3}}, ByReferrer: []stats.Count{{Key: "direct", Count: 3}}}
+	for d := r.From; !d.After(r.To); d = d.AddDate(0, 0, 1) {
+		s.OverTime = append(s.OverTime, stats.Day{Date: d.Format("2006-01-02")})
+	}
+	s.OverTime[0].Count += 2
+	s.OverTime[len(s.OverTime)-1].Count++
+	return s, nil
+}
+
+func (fakeStats) ClicksSince(ctx context.Context, workspaceID string, since time.Time) (int64, error) {
+	return 3, nil
+}
+
+func (fakeStats) ExportClicks(ctx context.Context, linkID string, r stats.Range, fn func(*click.Event) error) error {
+	return nil
+}
+
+// key makes a key of the workspace with the permissions (none: all).
+func (e *env) key(t *testing.T, perms ...workspace.Permission) (*workspace.APIKey, string) {
+	t.Helper()
+	if len(perms) == 0 {
+		perms = workspace.AllPermissions
+	}
+	k, value := workspace.NewAPIKey(e.ws.ID, "dashboard test", perms, time.Now())
+	if err := e.store.CreateAPIKey(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
+	return k, value
+}
+
+// browser is a cookie-keeping client that does not follow redirects.
+type browser struct {
+	t      *testing.T
+	base   string
+	client *http.Client
+}
+
+func (e *env) browser(t *testing.T) *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{t: t, base: e.srv.URL, client: &http.Client{Jar: jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+type page struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (b *browser) do(method, path string, form url.Values, header ...string) page {
+	b.t.Helper()
+	var rd io.Reader
+	if form != nil {
+		rd = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, b.base+path, rd)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := b.client.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return page{status: res.StatusCode, header: res.Header, body: string(body)}
+}
+
+func (b *browser) get(path string) page { b.t.Helper(); return b.do("GET", path, nil) }
+
+// post sends the form with the CSRF token of the page at from.
+func (b *browser) post(from, path string, form url.Values) page {
+	b.t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	form.Set("csrf", csrfOf(b.t, b.get(from)))
+	return b.do("POST", path, form)
+}
+
+var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+func csrfOf(t *testing.T, p page) string {
+	t.Helper()
+	m := csrfRE.FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("no CSRF token in the page (%d):\n%s", p.status, p.body)
+	}
+	return m[1]
+}
+
+// signIn signs the browser in with the key value.
+func (b *browser) signIn(value string) page {
+	b.t.Helper()
+	p := b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {csrfOf(b.t, b.get("/"))}})
+	return p
+}
+
+func wantStatus(t *testing.T, what string, p page, status int) {
+	t.Helper()
+	if p.status != status {
+		t.Fatalf("%s: status %d, want %d\n%s", what, p.status, status, p.body)
+	}
+}
+
+func wantRedirect(t *testing.T, what string, p page, to string) {
+	t.Helper()
+	if p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), to) {
+		t.Fatalf("%s: %d to %q, want 303 to %s\n%s", what, p.status, p.header.Get("Location"), to, p.body)
+	}
+}
+
+func cookie(t *testing.T, p page, name string) *http.Cookie {
+	t.Helper()
+	for _, c := range (&http.Response{Header: p.header}).Cookies() {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no %s cookie set; Set-Cookie: %v", name, p.header.Values("Set-Cookie"))
+	return nil
+}
+
+func TestSignIn(t *testing.T) {
+	e := newEnv(t)
+	k, value := e.key(t)
+
+	t.Run("Form", func(t *testing.T) {
+		b := e.browser(t)
+		p := b.get("/")
+		wantStatus(t, "GET /", p, http.StatusOK)
+		for _, s := range []string{`<form method="post" action="/signin"`, `name="key"`, `<label for="key">API key</label>`} {
+			if !strings.Contains(p.body, s) {
+				t.Errorf("the sign-in page lacks %s", s)
+			}
+		}
+		if csp := p.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("Content-Security-Policy %q", csp)
+		}
+	})
+
+	t.Run("OK", func(t *testing.T) {
+		b := e.browser(t)
+		p := b.signIn(value)
+		wantRedirect(t, "sign-in", p, "/links")
+		c := cookie(t, p, "sl_session")
+		if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" || c.Secure {
+			t.Errorf("session cookie %+v: want HttpOnly, SameSite=Strict, Path=/, not Secure over http", c)
+		}
+		if strings.Contains(c.Value, value) {
+			t.Errorf("the cookie carries the key")
+		}
+		wantStatus(t, "GET /links", b.get("/links"), http.StatusOK)
+		wantRedirect(t, "GET / signed in", b.get("/"), "/links")
+
+		// The session row names the key's id, never its value or the cookie.
+		db, err := sql.Open("sqlite", e.dbPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var idHash, keyID, csrf string
+		if err := db.QueryRow(`SELECT id_hash, key_id, csrf_token FROM dashboard_sessions`).Scan(&idHash, &keyID, &csrf); err != nil {
+			t.Fatal(err)
+		}
+		if keyID != k.ID || idHash == c.Value || strings.Contains(idHash+keyID+csrf, value) {
+			t.Errorf("session row (%s, %s): want the key id %s and the hash of the cookie", idHash, keyID, k.ID)
+		}
+	})
+
+	t.Run("WrongKey", func(t *testing.T) {
+		b := e.browser(t)
+		p := b.signIn("sl_" + strings.Repeat("x", 40))
+		wantStatus(t, "wrong key", p, http.StatusUnauthorized)
+		if !strings.Contains(p.body, "That API key is not valid") {
+			t.Errorf("no explanation:\n%s", p.body)
+		}
+		if len((&http.Response{Header: p.header}).Cookies()) > 0 && strings.Contains(strings.Join(p.header.Values("Set-Cookie"), ";"), "sl_session=") {
+			t.Errorf("a session cookie was set for a wrong key")
+		}
+	})
+
+	t.Run("CSRF", func(t *testing.T) {
+		b := e.browser(t)
+		b.get("/")
+		p := b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {"forged"}})
+		wantStatus(t, "sign-in with a forged token", p, http.StatusForbidden)
+		p = e.browser(t).do("POST", "/signin", url.Values{"key": {value}})
+		wantStatus(t, "sign-in from elsewhere", p, http.StatusForbidden)
+	})
+
+	t.Run("SecureBehindTrustedProxy", func(t *testing.T) {
+		e := newEnv(t, "SHORTLINK_TRUSTED_PROXIES=127.0.0.1/32,::1/128")
+		_, value := e.key(t)
+		b := e.browser(t)
+		tok := csrfOf(t, b.get("/"))
+		p := b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {tok}}, "X-Forwarded-Proto", "https")
+		if c := cookie(t, p, "sl_session"); !c.Secure {
+			t.Errorf("behind a trusted proxy saying https, the cookie is not Secure: %+v", c)
+		}
+		untrusted := newEnv(t)
+		_, v2 := untrusted.key(t)
+		b = untrusted.browser(t)
+		tok = csrfOf(t, b.get("/"))
+		p = b.do("POST", "/signin", url.Values{"key": {v2}, "csrf": {tok}}, "X-Forwarded-Proto", "https")
+		if c := cookie(t, p, "sl_session"); c.Secure {
+			t.Errorf("an untrusted X-Forwarded-Proto made the cookie Secure")
+		}
+	})
+
+	t.Run("NextStaysOnSite", func(t *testing.T) {
+		b := e.browser(t)
+		tok := csrfOf(t, b.get("/"))
+		p := b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {tok}, "next": {"//evil.example/x"}})
+		wantRedirect(t, "next elsewhere", p, "/links")
+		b = e.browser(t)
+		tok = csrfOf(t, b.get("/"))
+		p = b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {tok}, "next": {"/keys"}})
+		wantRedirect(t, "next on site", p, "/keys")
+	})
+
+	t.Run("SignOut", func(t *testing.T) {
+		b := e.browser(t)
+		b.signIn(value)
+		wantRedirect(t, "sign-out", b.post("/links", "/signout", nil), "/")
+		wantRedirect(t, "after sign-out", b.get("/links"), "/?next=")
+	})
+}
+
+func TestCSRFOnEveryPost(t *testing.T) {
+	e := newEnv(t)
+	_, value := e.key(t)
+	b := e.browser(t)
+	b.signIn(value)
+	for _, path := range []string{"/links/new", "/keys", "/signout", "/domains", "/galleries", "/webhooks", "/qr/download"} {
+		p := b.do("POST", path, url.Values{"destinationUrl": {"https://example.com/"}, "name": {"x"}, "url": {"https://example.com"}})
+		wantStatus(t, "POST "+path+" without a token", p, http.StatusForbidden)
+		p = b.do("POST", path, url.Values{"csrf": {"wrong"}, "name": {"x"}})
+		wantStatus(t, "POST "+path+" with a wrong token", p, http.StatusForbidden)
+	}
+	// Nothing happened.
+	if n := countLinks(t, e, value); n != 0 {
+		t.Errorf("%d links were created by forged posts", n)
+	}
+	wantStatus(t, "still signed in", b.get("/links"), http.StatusOK)
+}
+
+// countLinks asks the API itself.
+func countLinks(t *testing.T, e *env, key string) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", e.srv.URL+"/api/v1/links", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var env struct {
+		Meta struct {
+			Total int `json:"total"`
+		} `json:"meta"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&env); err != nil {
+		t.Fatal(err)
+	}
+	return env.Meta.Total
+}
+
+func TestLinks(t *testing.T) {
+	e := newEnv(t)
+	_, value := e.key(t)
+	b := e.browser(t)
+	b.signIn(value)
+
+	form := url.Values{"destinationUrl": {"https://example.com/spring"}, "slug": {"spring"}, "title": {"Spring sale"},
+		"tags": {"launch, email"}, "password": {"hunter22"}, "clickLimit": {"100"}, "expiresAt": {"2031-05-01T12:30"},
+		"expiredUrl": {"https://example.com/over"}, "geoCountry": {"gb", "", ""}, "geoUrl": {"https://example.co.uk/", "", ""},
+		"mobile": {"https://m.example.com/"}, "iosUrl": {"myapp://spring"}, "utmSource": {"newsletter"}, "utmCampaign": {"spring"}}
+	p := b.post("/links/new", "/links/new", form)
+	wantRedirect(t, "create", p, "/links/lnk_")
+	id := strings.TrimPrefix(strings.SplitN(p.header.Get("Location"), "?", 2)[0], "/links/")
+
+	p = b.get("/links/" + id + "?done=created")
+	wantStatus(t, "edit page", p, http.StatusOK)
+	for _, s := range []string{"Link created.", `value="GB"`, `value="https://example.co.uk/"`, `value="2031-05-01T12:30"`, `value="launch, email"`,
+		"This link has a password", `value="newsletter"`, `value="myapp://spring"`, `value="100"`, `<img src="data:image/svg&#43;xml;base64,`} {
+		if !strings.Contains(p.body, s) {
+			t.Errorf("the edit page lacks %s", s)
+		}
+	}
+
+	// The list finds it by search and tag.
+	for _, q := range []string{"?search=SPRING", "?tag=email", "?sort=clicks"} {
+		if p := b.get("/links" + q); !strings.Contains(p.body, `id="link-`+id+`"`) {
+			t.Errorf("/links%s does not list the link", q)
+		}
+	}
+	if p := b.get("/links?tag=nope"); strings.Contains(p.body, `id="link-`+id+`"`) {
+		t.Errorf("/links?tag=nope lists the link")
+	}
+
+	// The API's own errors, in words, with the form kept.
+	p = b.post("/links/new", "/links/new", url.Values{"destinationUrl": {"ftp://example.com/"}, "slug": {"api"}, "title": {"Kept"}})
+	wantStatus(t, "bad link", p, http.StatusBadRequest)
+	if !strings.Contains(p.body, `role="alert"`) || !strings.Contains(p.body, `value="Kept"`) {
+		t.Errorf("the error page lacks the alert or the typed title:\n%s", p.body)
+	}
+	p = b.post("/links/new", "/links/new", url.Values{"destinationUrl": {"https://example.com/x"}, "slug": {"spring"}})
+	wantStatus(t, "taken slug", p, http.StatusConflict)
+	if !strings.Contains(p.body, "Already taken") {
+		t.Errorf("no words for SLUG_EXISTS:\n%s", p.body)
+	}
+
+	// Edit removes options (empty fields are null).
+	edit := url.Values{"destinationUrl": {"https://example.com/summer"}, "slug": {"spring"}, "removePassword": {"on"}}
+	wantRedirect(t, "update", b.post("/links/"+id, "/links/"+id, edit), "/links/"+id)
+	p = b.get("/links/" + id)
+	if strings.Contains(p.body, "This link has a password") || strings.Contains(p.body, `value="GB"`) || !strings.Contains(p.body, "https://example.com/summer") {
+		t.Errorf("the update did not take: password, geo target still there or destination unchanged")
+	}
+
+	// Archive and restore.
+	wantRedirect(t, "archive", b.post("/links", "/links/"+id+"/archive", url.Values{"back": {"/links"}}), "/links?done=archived")
+	if p := b.get("/links"); strings.Contains(p.body, `id="link-`+id+`"`) {
+		t.Errorf("an archived link is listed among the active ones")
+	}
+	if p := b.get("/links?archived=true"); !strings.Contains(p.body, `id="link-`+id+`"`) || !strings.Contains(p.body, "Restore") {
+		t.Errorf("the archived list lacks the link or its Restore button")
+	}
+	wantRedirect(t, "restore", b.post("/links", "/links/"+id+"/restore", nil), "/links/"+id)
+	if p := b.get("/links"); !strings.Contains(p.body, `id="link-`+id+`"`) {
+		t.Errorf("a restored link is not listed")
+	}
+
+	// Stats: a chart of every day of the range, with a text alternative.
+	p = b.get("/links/" + id + "/stats?from=2026-01-01&to=2026-01-07")
+	wantStatus(t, "stats", p, http.StatusOK)
+	if n := strings.Count(p.body, `<rect class="bar`); n != 7 {
+		t.Errorf("the chart has %d bars, want 7 (one a day)", n)
+	}
+	for _, s := range []string{
+		`<desc id="chart-desc">3 clicks from 2026-01-01 to 2026-01-07; the busiest day was 2026-01-01 with 2.</desc>`,
+		`data-date="2026-01-01" data-count="2"`, `data-date="2026-01-07" data-count="1"`, `data-date="2026-01-04" data-count="0"`,
+		`<td>2026-01-01</td><td class="num">2</td>`, `<p class="metric-value" id="unique-visitors">2</p>`,
+		`<span class="share-name">DE</span>`, `<td class="num muted">66.7%</td>`, `<span class="share-name">Chrome</span>`, `<span class="share-name">direct</span>`,
+	} {
+		if !strings.Contains(p.body, s) {
+			t.Errorf("the stats page lacks %s", s)
+		}
+	}
+	p = b.get("/links/" + id + "/stats?from=2026-01-07&to=2026-01-01")
+	wantStatus(t, "stats of a reversed range", p, http.StatusBadRequest)
+}
+
+func TestPermissionsDecide(t *testing.T) {
+	e := newEnv(t)
+	_, value := e.key(t, workspace.LinksRead)
+	_, full := e.key(t)
+	fb := e.browser(t)
+	fb.signIn(full)
+	wantRedirect(t, "create", fb.post("/links/new", "/links/new", url.Values{"destinationUrl": {"https://example.com/"}}), "/links/")
+
+	b := e.browser(t)
+	b.signIn(value)
+	p := b.get("/links")
+	wantStatus(t, "links", p, http.StatusOK)
+	if strings.Contains(p.body, `href="/links/new"`) || strings.Contains(p.body, `/archive"`) {
+		t.Errorf("a links:read key is offered to create or archive links")
+	}
+	for _, nav := range []string{`href="/keys"`, `href="/webhooks"`, `href="/usage"`, `href="/domains"`} {
+		if strings.Contains(p.body, nav) {
+			t.Errorf("the navigation offers %s to a links:read key", nav)
+		}
+	}
+	// The API decides, and its words are shown.
+	p = b.post("/links", "/links/new", url.Values{"destinationUrl": {"https://example.com/"}})
+	wantStatus(t, "create without links:write", p, http.StatusForbidden)
+	if !strings.Contains(p.body, "this API key lacks the links:write permission") {
+		t.Errorf("the API's message is not shown:\n%s", p.body)
+	}
+	p = b.get("/keys")
+	wantStatus(t, "keys without keys:write", p, http.StatusForbidden)
+}
+
+func TestKeys(t *testing.T) {
+	e := newEnv(t)
+	admin, value := e.key(t)
+	b := e.browser(t)
+	b.signIn(value)
+
+	p := b.post("/keys", "/keys", url.Values{"name": {"Zapier"}, "permissions": {"links:read", "analytics:read"}})
+	wantStatus(t, "create key", p, http.StatusCreated)
+	m := regexp.MustCompile(`<code id="new-key">(sl_[A-Za-z0-9]+)</code>`).FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("the new key's value is not shown:\n%s", p.body)
+	}
+	if p := b.get("/keys"); strings.Contains(p.body, m[1]) {
+		t.Errorf("the key's value is shown again")
+	}
+
+	// Sign in with it elsewhere, then revoke it: that session ends.
+	other := e.browser(t)
+	wantRedirect(t, "sign in with the new key", other.signIn(m[1]), "/links")
+	wantStatus(t, "the other session", other.get("/links"), http.StatusOK)
+	newID := regexp.MustCompile(`id="key-(key_[A-Za-z0-9]+)"`).FindAllStringSubmatch(b.get("/keys").body, -1)
+	var revoke string
+	for _, x := range newID {
+		if x[1] != admin.ID {
+			revoke = x[1]
+		}
+	}
+	wantRedirect(t, "revoke", b.post("/keys", "/keys/"+revoke+"/revoke", nil), "/keys?done=revoked")
+	wantRedirect(t, "the revoked key's session", other.get("/links"), "/?next=")
+	wantStatus(t, "the revoking session", b.get("/keys"), http.StatusOK)
+
+	// Revoking the session's own key signs out.
+	wantRedirect(t, "revoke own key", b.post("/keys", "/keys/"+admin.ID+"/revoke", nil), "/")
+	wantRedirect(t, "after revoking own key", b.get("/keys"), "/?next=")
+}
+
+func TestAssetsAndRoutes(t *testing.T) {
+	e := newEnv(t)
+	b := e.browser(t)
+	p := b.get("/")
+	css := regexp.MustCompile(`href="(/assets/app\.[0-9a-f]{12}\.css)"`).FindStringSubmatch(p.body)
+	if css == nil {
+		t.Fatalf("no hashed stylesheet in the page")
+	}
+	a := b.get(css[1])
+	wantStatus(t, "stylesheet", a, http.StatusOK)
+	if a.header.Get("Cache-Control") != "public, max-age=31536000, immutable" || !strings.HasPrefix(a.header.Get("Content-Type"), "text/css") {
+		t.Errorf("stylesheet headers: %v", a.header)
+	}
+	if r := b.do("GET", css[1], nil, "If-None-Match", a.header.Get("ETag")); r.status != http.StatusNotModified {
+		t.Errorf("If-None-Match: %d, want 304", r.status)
+	}
+	wantStatus(t, "unknown asset", b.get("/assets/app.000000000000.css"), http.StatusNotFound)
+	wantRedirect(t, "a dashboard page signed out", b.get("/links/lnk_x"), "/?next=")
+	wantStatus(t, "an unknown dashboard page", b.get("/assets/x/y"), http.StatusNotFound)
+
+	// The API keeps its own answers outside the dashboard's paths.
+	r := b.get("/nope")
+	if r.status != http.StatusNotFound || !strings.Contains(r.body, `"NOT_FOUND"`) {
+		t.Errorf("GET /nope: %d %s, want the API's 404 envelope", r.status, r.body)
+	}
+	if r := b.get("/healthz"); r.status != http.StatusOK {
+		t.Errorf("GET /healthz: %d", r.status)
+	}
+}
+
+func TestInProcessKeyIsNotReachableFromOutside(t *testing.T) {
+	// The dashboard's session cookie is not an API credential.
+	e := newEnv(t)
+	_, value := e.key(t)
+	b := e.browser(t)
+	b.signIn(value)
+	p := b.get("/api/v1/links")
+	if p.status != http.StatusUnauthorized {
+		t.Errorf("GET /api/v1/links with only the dashboard's cookie: %d, want 401", p.status)
+	}
+}

@@ -1,0 +1,273 @@
+package dashboard
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"shortlink.dev/shared/workspace"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed assets
+var assetFS embed.FS
+
+// view is what every page template receives.
+type view struct {
+	Title string
+	// Nav is the section of the navigation to mark current.
+	Nav  string
+	CSRF string
+	Key  *workspace.APIKey
+	// Notice is a short success message; Problem an error to show.
+	Notice  string
+	Problem *apiError
+	Data    any
+}
+
+// Can reports whether the signed-in key holds the permission.
+func (v view) Can(perm string) bool {
+	return v.Key != nil && v.Key.Has(workspace.Permission(perm))
+}
+
+type pages struct {
+	byName map[string]*template.Template
+}
+
+// asset is an embedded file and the name it is served under, which carries
+// a hash of its content so that browsers may keep it for good.
+type asset struct {
+	body        []byte
+	contentType string
+	hashed      string
+}
+
+var (
+	assets       = map[string]*asset{} // by hashed name
+	assetsByName = map[string]*asset{} // by plain name
+)
+
+func init() {
+	err := fs.WalkDir(assetFS, "assets", func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := assetFS.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		name := path.Base(p)
+		ext := path.Ext(name)
+		a := &asset{body: b, contentType: mime.TypeByExtension(ext),
+			hashed: strings.TrimSuffix(name, ext) + "." + hex.EncodeToString(sum[:6]) + ext}
+		if a.contentType == "" {
+			a.contentType = "application/octet-stream"
+		}
+		assets[a.hashed], assetsByName[name] = a, a
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+}
+
+// assetURL is the address of the embedded asset name.
+func assetURL(name string) string {
+	a, ok := assetsByName[name]
+	if !ok {
+		panic("dashboard: no asset " + name)
+	}
+	return "/assets/" + a.hashed
+}
+
+// serveAsset serves an asset by its hashed name, cached for a year.
+func serveAsset(w http.ResponseWriter, r *http.Request) {
+	a, ok := assets[chi.URLParam(r, "name")]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", a.contentType)
+	h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	h.Set("ETag", `"`+a.hashed+`"`)
+	if r.Header.Get("If-None-Match") == `"`+a.hashed+`"` {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Length", strconv.Itoa(len(a.body)))
+	w.Write(a.body)
+}
+
+var funcs = template.FuncMap{
+	"asset": assetURL,
+	"deref": func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	},
+	"date": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			return v.UTC().Format("2 Jan 2006")
+		case *time.Time:
+			if v == nil {
+				return "—"
+			}
+			return v.UTC().Format("2 Jan 2006")
+		}
+		return ""
+	},
+	"datetime": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			return v.UTC().Format("2 Jan 2006, 15:04 UTC")
+		case *time.Time:
+			if v == nil {
+				return "—"
+			}
+			return v.UTC().Format("2 Jan 2006, 15:04 UTC")
+		}
+		return ""
+	},
+	"num": func(n any) string {
+		if p, ok := n.(*int); ok && p != nil {
+			n = *p
+		}
+		s := fmt.Sprint(n)
+		neg := strings.HasPrefix(s, "-")
+		s = strings.TrimPrefix(s, "-")
+		var b strings.Builder
+		for i, c := range s {
+			if i > 0 && (len(s)-i)%3 == 0 {
+				b.WriteByte(',')
+			}
+			b.WriteRune(c)
+		}
+		if neg {
+			return "-" + b.String()
+		}
+		return b.String()
+	},
+	"query": func(kv ...any) template.URL {
+		q := url.Values{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if v := fmt.Sprint(kv[i+1]); v != "" && v != "0" {
+				q.Set(fmt.Sprint(kv[i]), v)
+			}
+		}
+		if len(q) == 0 {
+			return "?"
+		}
+		return template.URL("?" + q.Encode())
+	},
+	"host": func(raw string) string {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return raw
+		}
+		return u.Host + strings.TrimSuffix(u.EscapedPath(), "/")
+	},
+	"contains": func(list []string, s string) bool {
+		for _, v := range list {
+			if v == s {
+				return true
+			}
+		}
+		return false
+	},
+	"add": func(a, b int) int { return a + b },
+	"initial": func(s string) string {
+		for _, r := range strings.TrimSpace(s) {
+			return strings.ToUpper(string(r))
+		}
+		return "?"
+	},
+	"dict": func(kv ...any) map[string]any {
+		m := map[string]any{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[fmt.Sprint(kv[i])] = kv[i+1]
+		}
+		return m
+	},
+	"join": strings.Join,
+}
+
+// mustParsePages parses every page with the layout.
+func mustParsePages() *pages {
+	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html"))
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		panic(err)
+	}
+	p := &pages{byName: map[string]*template.Template{}}
+	for _, n := range names {
+		base := strings.TrimSuffix(path.Base(n), ".html")
+		if base == "layout" || base == "parts" {
+			continue
+		}
+		p.byName[base] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, n))
+	}
+	return p
+}
+
+// render writes the page name with v, filling in the session's part.
+func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, name string, v view) {
+	if s := sessionOf(r); s != nil {
+		v.Key = s.key
+		v.CSRF = s.csrf
+	}
+	if v.Notice == "" {
+		v.Notice = notices[r.URL.Query().Get("done")]
+	}
+	t, ok := d.pages.byName[name]
+	if !ok {
+		panic("dashboard: no page " + name)
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout.html", v); err != nil {
+		d.o.Logger.ErrorContext(r.Context(), "rendering a dashboard page failed", "page", name, "err", err)
+		http.Error(w, "the page could not be shown", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// notices are the messages a redirect after a change names in ?done=.
+var notices = map[string]string{
+	"created":     "Link created.",
+	"saved":       "Changes saved.",
+	"archived":    "Link archived: it no longer redirects.",
+	"restored":    "Link restored: it redirects again.",
+	"revoked":     "API key revoked. Every session signed in with it has ended.",
+	"verified":    "Domain verified.",
+	"unverified":  "The TXT record was not found yet. DNS changes can take a few minutes; try again soon.",
+	"domain":      "Domain added. Add the TXT record below, then verify.",
+	"deleted":     "Deleted.",
+	"enabled":     "Webhook re-enabled.",
+	"tested":      "Test event sent; see its delivery below.",
+	"published":   "Gallery published.",
+	"unpublished": "Gallery unpublished.",
+	"item":        "Item added.",
+	"moved":       "Order saved.",
+	"qrsaved":     "QR code saved.",
+}

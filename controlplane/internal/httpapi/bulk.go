@@ -1,0 +1,99 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"shortlink.dev/controlplane/internal/links"
+	"shortlink.dev/shared/fault"
+)
+
+// maxBulkLinks is the most links one POST /links/bulk creates (Dub's limit).
+const maxBulkLinks = 100
+
+// bulkResult is one item of POST /links/bulk's answer: the item's own
+// envelope, with the created link, or with the error it would have got
+// from POST /links.
+type bulkResult struct {
+	Success bool          `json:"success"`
+	Data    *links.Record `json:"data,omitempty"`
+	Error   *errorBody    `json:"error,omitempty"`
+}
+
+// createLinksBulk answers POST /links/bulk (CONTRACT §13): a JSON array of
+// 1–100 bodies of POST /links, created one after the other through the same
+// service call, each succeeding or failing on its own (validation, the
+// plan's link limit, a slug taken, by an earlier item too). The answer is 200
+// with data listing, in the items' order, each item's envelope; as Dub's
+// bulk create, a batch whose items all fail is still a 200. It counts as one
+// request against the rate limit.
+func (a *API) createLinksBulk(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			a.writeError(w, r, fault.New(fault.PayloadTooLarge, "request body is larger than %d bytes", MaxBodyBytes))
+			return
+		}
+		a.writeError(w, r, fault.Field(fault.Validation, "body", "could not be read"))
+		return
+	}
+	items, err := decodeBulk(body)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	p := principalOf(ctx)
+	out := make([]bulkResult, len(items))
+	for i, raw := range items {
+		var in links.Input
+		if err := decodeObject(raw, &in); err != nil {
+			out[i] = a.bulkError(r, i, err)
+			continue
+		}
+		l, err := a.links.Create(ctx, p.Workspace, p.Key.ID, in)
+		if err != nil {
+			out[i] = a.bulkError(r, i, err)
+			continue
+		}
+		rec := a.linkJSON(l)
+		out[i] = bulkResult{Success: true, Data: &rec}
+	}
+	writeData(w, http.StatusOK, out)
+}
+
+// decodeBulk splits a bulk body into its items: a JSON array of 1 to
+// maxBulkLinks values, else VALIDATION_ERROR on the body.
+func decodeBulk(body []byte) ([]json.RawMessage, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(body, &items); err != nil || items == nil {
+		return nil, fault.Field(fault.Validation, "body",
+			"must be a JSON array of 1 to "+strconv.Itoa(maxBulkLinks)+" link objects")
+	}
+	if len(items) == 0 || len(items) > maxBulkLinks {
+		return nil, fault.Field(fault.Validation, "body",
+			"holds "+strconv.Itoa(len(items))+" links; send 1 to "+strconv.Itoa(maxBulkLinks))
+	}
+	return items, nil
+}
+
+// bulkError is the envelope of an item that failed, as writeError would
+// write it: an error without a code of ours is logged and shown as
+// INTERNAL_ERROR.
+func (a *API) bulkError(r *http.Request, item int, err error) bulkResult {
+	e, ok := fault.As(err)
+	if !ok || e.Code == fault.Internal {
+		a.log.ErrorContext(r.Context(), "internal error", "request_id", requestID(r.Context()),
+			"method", r.Method, "path", r.URL.Path, "item", item, "err", err)
+		e = fault.New(fault.Internal, "internal error; quote request id %s when you report it", requestID(r.Context()))
+	}
+	details := map[string]any{}
+	if len(e.Fields) > 0 {
+		details["fields"] = e.Fields
+	}
+	return bulkResult{Error: &errorBody{Code: e.Code, Message: e.Message, Details: details}}
+}
