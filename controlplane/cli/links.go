@@ -106,9 +106,8 @@ func newFlagSet(name string) *flag.FlagSet {
 
 // output writes v as JSON, or as a table with writeTable.
 type output struct {
-	json  bool
-	w     io.Writer
-	table func(tw *tabwriter.Writer)
+	json bool
+	w    io.Writer
 }
 
 func (e commandEnv) newOutput(cf clientFlags) (output, error) {
@@ -146,7 +145,7 @@ func (e commandEnv) client(cf clientFlags) (*client.Client, error) {
 // runLinks runs `links VERB …`.
 func runLinks(e commandEnv, args []string) error {
 	if len(args) == 0 {
-		return errors.New("links: want a verb: create, list, get, update or delete\n" + clientUsage)
+		return fmt.Errorf("links: want a verb: create, list, get, update or delete\n%s", strings.TrimRight(clientUsage, "\n"))
 	}
 	verb, args := args[0], args[1:]
 	switch verb {

@@ -126,7 +126,7 @@ func TestErrorsCarryTheEnvelope(t *testing.T) {
 		t.Error("IsCode/IsNotFound disagree with the code")
 	}
 	// An answer that is no envelope still gives an *Error.
-	_, c = newFake(t, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad gateway", 502) })
+	_, c = newFake(t, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad gateway", http.StatusBadGateway) })
 	if err := c.DeleteLink(context.Background(), "lnk_1"); !IsCode(err, "HTTP_502") {
 		t.Errorf("error %v, want HTTP_502", err)
 	}
