@@ -3,14 +3,16 @@ package e2e
 // The web dashboard as a person uses it (issue 11): a real headless Chromium
 // signs in with an API key, creates a link with a password and geo
 // targeting, opens it on the edge, sees the click in the stats chart,
-// designs and downloads a QR code, builds and publishes a gallery, verifies
-// a domain, adds a webhook, and revokes a key, whose session then ends; the
-// CSRF token and the cookie's attributes are checked on the way. Every page
-// is saved as a screenshot at phone and desktop widths.
+// designs, downloads and saves a QR code, builds and publishes a gallery
+// while its preview shows the public page, verifies a domain, adds a
+// webhook, re-enables one that failed ten times, and revokes a key, whose
+// session then ends; the CSRF token and the cookie's attributes are checked
+// on the way. Every page is saved as a screenshot at phone and desktop widths.
 
 import (
 	"context"
 	"fmt"
+	"image"
 	"image/png"
 	"net/http"
 	"net/http/httptest"
@@ -170,6 +172,9 @@ func TestDashboard(t *testing.T) {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 900),
 		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
+		// A person's browser: the edge takes HeadlessChrome for a bot and
+		// does not count its clicks, and the test follows its click.
+		chromedp.UserAgent(uaWindowsChrome),
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	defer cancelAlloc()
@@ -276,6 +281,19 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("the countries list %q lacks DE", got)
 	}
 	wantTextInOrder(t, d.text("#chart-desc"), "1 click from", "the busiest day was "+today+" with 1")
+	// On a phone every x-axis label is drawn inside the chart: the last one
+	// is not cut off at the right edge.
+	for _, vp := range viewports {
+		d.do("emulate "+vp.name, vp.emulate)
+		d.open("/links/" + linkID[1] + "/stats")
+		edges := dashEval[[]float64](d, `(() => { const c = document.getElementById('clicks-chart').getBoundingClientRect();
+			const ls = Array.from(document.querySelectorAll('#clicks-chart text.axis[y="240"]')).map(e => e.getBoundingClientRect());
+			return [c.left, c.right, Math.min(...ls.map(r => r.left)), Math.max(...ls.map(r => r.right)), ls.length] })()`)
+		if edges[4] == 0 || edges[2] < edges[0]-0.5 || edges[3] > edges[1]+0.5 {
+			t.Errorf("on a %s the x-axis labels span %.1f to %.1f px, beyond the chart's %.1f to %.1f", vp.name, edges[2], edges[3], edges[0], edges[1])
+		}
+	}
+	d.do("desktop again", chromedp.EmulateViewport(1280, 900))
 
 	// CSRF: a post without the token is refused, and does nothing.
 	status := dashEval[float64](d, `fetch('/links/new', {method: 'POST', credentials: 'same-origin',
@@ -285,6 +303,19 @@ func TestDashboard(t *testing.T) {
 	}
 	if _, m := tg.listLinks(t, w.Key, "?search=forged"); m.Total != 0 {
 		t.Errorf("a forged post created a link")
+	}
+
+	// A webhook whose receiver always fails: the deliveries of two new links,
+	// six attempts each a second apart, disable it at the tenth failure while
+	// the browser does the rest (the webhooks part below re-enables it). Made
+	// after the click was counted, so that the attempts do not compete with
+	// the click pipeline's short wait on a busy machine.
+	const brokenPath = "dashboard-broken"
+	broken := tg.createWebhook(t, w.Key, obj{"name": "Broken receiver", "url": hooks.route(t, brokenPath, always(http.StatusInternalServerError)),
+		"events": []string{"link.created"}})
+	hooks.setSecret(brokenPath, broken.Secret)
+	for i := 1; i <= 2; i++ {
+		tg.createLink(t, w.Key, obj{"destinationUrl": fmt.Sprintf("https://example.com/broken/%d", i)})
 	}
 
 	// QR designer: the preview follows the design; the download decodes.
@@ -311,33 +342,33 @@ func TestDashboard(t *testing.T) {
 	}
 	d.pick("#qr-format", "png")
 	d.do("download", chromedp.Click(chromedp.CSS("#qr-download")))
-	file := filepath.Join(downloads, "qr-code.png")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if st, err := os.Stat(file); err == nil && st.Size() > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			entries, _ := os.ReadDir(downloads)
-			t.Fatalf("no qr-code.png downloaded (folder: %v)", entries)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	time.Sleep(300 * time.Millisecond) // let Chromium finish writing
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(f)
-	f.Close()
-	if err != nil {
-		t.Fatalf("the download is no PNG: %v", err)
-	}
+	img := awaitPNG(t, filepath.Join(downloads, "qr-code.png"))
 	if b := img.Bounds(); b.Dx() != 512 || b.Dy() != 512 {
 		t.Errorf("the PNG is %v, want 512×512", b)
 	}
 	if text, _ := readQR(t, "the downloaded QR code", img); text != qrURL {
 		t.Errorf("the downloaded code reads %q, want %q", text, qrURL)
+	}
+
+	// Save the design: it is listed, and its download is the designed code.
+	d.set("#qr-name", "Table menu")
+	d.do("save the code", chromedp.Click(chromedp.CSS("#qr-save")))
+	d.awaitPage("done=qrsaved")
+	codes, _ := tg.listQR(t, w.Key, "")
+	if len(codes) != 1 || codes[0].Name != "Table menu" || codes[0].URL != qrURL || !strings.EqualFold(codes[0].ForegroundColor, "#1a237e") {
+		t.Fatalf("the API's saved codes after saving one: %+v", codes)
+	}
+	saved := "#qr-" + codes[0].ID
+	if row := d.text(saved); !strings.Contains(row, "Table menu") || !strings.Contains(row, qrURL) {
+		t.Errorf("the saved codes list the code as %q", row)
+	}
+	d.do("download the saved code", chromedp.Click(chromedp.CSS(saved+` a[href$="format=png"]`)))
+	img = awaitPNG(t, filepath.Join(downloads, codes[0].ID+".png"))
+	if text, _ := readQR(t, "the saved code's download", img); text != qrURL {
+		t.Errorf("the saved code's download reads %q, want %q", text, qrURL)
+	}
+	if c := darkest(img); c != [3]uint8{0x1a, 0x23, 0x7e} {
+		t.Errorf("the saved code's modules are rgb %v, want the designed #1a237e", c)
 	}
 
 	// Gallery: create, add three links, reorder by drag and by keyboard, publish.
@@ -380,14 +411,32 @@ func TestDashboard(t *testing.T) {
 	if got := order(); got != "Third,Second,First" {
 		t.Errorf("after moving Third up: %q, want Third,Second,First", got)
 	}
-	if got := d.text("#bio-preview"); !strings.Contains(got, "Ada's links") || !dashEval[bool](d, `document.getElementById('bio-preview').classList.contains('theme-dark')`) {
-		t.Errorf("the preview %q is not the page in its dark theme", got)
+	// The preview is the public page of the draft, in the editor's order and
+	// the dark theme's colours.
+	preview := func() (heading, items, bg, fg string) {
+		t.Helper()
+		d.await("the preview", `(f => !!f && !!f.contentDocument && f.contentDocument.readyState === 'complete' && !!f.contentDocument.querySelector('footer'))(document.getElementById('gallery-preview'))`)
+		got := dashEval[[]string](d, `(f => { const doc = f.contentDocument, st = f.contentWindow.getComputedStyle(doc.body);
+			return [doc.querySelector('h1').textContent, Array.from(doc.querySelectorAll('.item-link .label')).map(e => e.textContent).join(','),
+				st.backgroundColor, st.color] })(document.getElementById('gallery-preview'))`)
+		return got[0], got[1], got[2], got[3]
+	}
+	if h, items, bg, fg := preview(); h != "Ada's links" || items != "Third,Second,First" || bg != "rgb(15, 17, 21)" || fg != "rgb(232, 234, 237)" {
+		t.Errorf("the preview shows %q with %q in %s on %s, want \"Ada's links\" with Third,Second,First in the dark theme's rgb(232, 234, 237) on rgb(15, 17, 21)", h, items, fg, bg)
 	}
 	d.do("publish", chromedp.Click(chromedp.CSS("#publish")))
 	d.awaitPage("done=published")
 	publicURL := d.text("#public-url")
 	if publicURL != tg.EdgeBase+"bio/"+gslug {
 		t.Errorf("public URL %q, want %s", publicURL, tg.EdgeBase+"bio/"+gslug)
+	}
+	// Published, the preview is byte for byte the page the edge serves.
+	if _, items, _, _ := preview(); items != "Third,Second,First" {
+		t.Errorf("the published gallery's preview shows %q", items)
+	}
+	previewHTML := dashEval[string](d, `fetch(document.getElementById('gallery-preview').src, {credentials: 'same-origin'}).then(r => r.text())`)
+	if edge := tg.Edge(t, "GET", "bio/"+gslug, nil, nil); edge.Status != http.StatusOK || string(edge.Body) != previewHTML {
+		t.Errorf("the preview is not the edge's page (%d):\n%s\nthe edge's:\n%s", edge.Status, previewHTML, edge.Body)
 	}
 	d.do("open the public page", chromedp.Navigate(publicURL), chromedp.WaitReady(chromedp.CSS("body")))
 	wantTextInOrder(t, d.text("body"), "Ada's links", "Third", "Second", "First")
@@ -422,13 +471,61 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("the new webhook's secret %q", sec)
 	}
 	hooks.setSecret("dashboard", sec)
-	d.do("open it", chromedp.Click(chromedp.CSS(`.rows .row-title a`)))
-	d.await("the webhook page", `document.readyState === 'complete' && location.pathname.startsWith('/webhooks/wh_')`)
-	webhookPath := strings.TrimPrefix(d.location(), d.origin)
+	webhookPath := dashEval[string](d, `(Array.from(document.querySelectorAll('.rows .row-title a')).find(a => a.textContent === 'Receiver') || {getAttribute: () => ''}).getAttribute('href')`)
+	if !strings.HasPrefix(webhookPath, "/webhooks/wh_") {
+		t.Fatalf("the webhooks list has no link to the new Receiver: %q", d.text(".rows"))
+	}
+	d.open(webhookPath)
 	d.do("test", chromedp.Click(chromedp.CSS(`form[action$="/test"] button`)))
 	d.awaitPage("done=tested")
 	if got := d.text(".table"); !strings.Contains(got, "test") || !strings.Contains(got, "success") {
 		t.Errorf("the deliveries table does not show the test delivered: %q", got)
+	}
+
+	// The webhook that failed ten times in a row: shown disabled with its
+	// failed deliveries, and re-enabled by its button.
+	off := tg.awaitWebhook(t, w.Key, broken.ID, "to be disabled", 60*time.Second, func(h Webhook) bool { return !h.IsActive })
+	if off.ConsecutiveFailures < 10 {
+		t.Errorf("disabled with consecutiveFailures %d, want 10", off.ConsecutiveFailures)
+	}
+	d.open("/webhooks")
+	if got := d.text("#webhook-" + broken.ID + " .badge"); got != "Disabled" {
+		t.Errorf("the webhooks list marks the broken one %q, want Disabled", got)
+	}
+	d.open("/webhooks/" + broken.ID)
+	if got := d.text(".alert-warn"); !strings.Contains(got, "This webhook is disabled") || !strings.Contains(got, fmt.Sprintf("failed %d times in a row", off.ConsecutiveFailures)) {
+		t.Errorf("the disabled webhook's page says %q", got)
+	}
+	// link.created of the two links, and of the gallery items' links made
+	// before it was disabled: every one failed, those attempted with the 500
+	// (one still waiting for its first attempt when the webhook was disabled
+	// ends unattempted).
+	rows := dashEval[[]string](d, `Array.from(document.querySelectorAll('.table tbody tr')).map(r => r.innerText.replace(/\s+/g, ' '))`)
+	failed, answered500 := 0, 0
+	for _, r := range rows {
+		if strings.HasPrefix(r, "link.created failed ") {
+			failed++
+			if strings.Contains(r, " 500 · ") {
+				answered500++
+			}
+		}
+	}
+	if answered500 < 2 || failed != len(rows) {
+		t.Errorf("the deliveries list %d failed link.created deliveries among %d, %d answered 500; want every one failed and at least 2 answered 500: %q",
+			failed, len(rows), answered500, rows)
+	}
+	d.shoot("webhook-disabled", "/webhooks/"+broken.ID)
+	d.do("re-enable", chromedp.Click(chromedp.CSS(`form[action$="/enable"] button`)))
+	d.awaitPage("done=enabled")
+	if on := tg.getWebhook(t, w.Key, broken.ID); !on.IsActive || on.ConsecutiveFailures != 0 {
+		t.Errorf("after Re-enable the API says isActive %v consecutiveFailures %d, want true and 0", on.IsActive, on.ConsecutiveFailures)
+	}
+	if got := d.text(".notice"); got != "Webhook re-enabled." || dashEval[bool](d, `!!document.querySelector('.alert-warn')`) {
+		t.Errorf("after Re-enable the page says %q and still warns: %v", got, dashEval[bool](d, `!!document.querySelector('.alert-warn')`))
+	}
+	d.open("/webhooks")
+	if got := d.text("#webhook-" + broken.ID + " .badge"); got != "Active" {
+		t.Errorf("the webhooks list marks the re-enabled one %q, want Active", got)
 	}
 
 	// Keys: create a read-only key, sign in with it elsewhere, revoke it.
@@ -487,4 +584,46 @@ func TestDashboard(t *testing.T) {
 	if loc := d.location(); !strings.Contains(loc, "/?next=") {
 		t.Errorf("after signing out, /links is at %s", loc)
 	}
+}
+
+// awaitPNG waits for Chromium to download the file and decodes it as a PNG.
+func awaitPNG(t *testing.T, file string) image.Image {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if st, err := os.Stat(file); err == nil && st.Size() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			entries, _ := os.ReadDir(filepath.Dir(file))
+			t.Fatalf("no %s downloaded (folder: %v)", filepath.Base(file), entries)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // let Chromium finish writing
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("the download %s is no PNG: %v", filepath.Base(file), err)
+	}
+	return img
+}
+
+// darkest is the colour of the image's darkest pixel: a QR code's modules.
+func darkest(img image.Image) [3]uint8 {
+	best, sum := [3]uint8{255, 255, 255}, 3*255
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if s := int(r>>8 + g>>8 + bl>>8); s < sum {
+				best, sum = [3]uint8{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8)}, s
+			}
+		}
+	}
+	return best
 }

@@ -13,6 +13,7 @@ import (
 	"shortlink.dev/edge/internal/page"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/gallery"
+	gallerypage "shortlink.dev/shared/gallery/page"
 )
 
 // bioPrefix starts the path of a gallery's page: /bio/{slug}.
@@ -61,7 +62,7 @@ func (e *Edge) bio(ctx *fasthttp.RequestCtx, slug []byte, now time.Time) {
 		return
 	}
 	h := &ctx.Response.Header
-	h.Set("Content-Security-Policy", page.GalleryCSP)
+	h.Set("Content-Security-Policy", gallerypage.CSP)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
 	// Browsers revalidate every time (a change shows at once) and the ETag
@@ -99,7 +100,7 @@ func (e *Edge) lookupBio(ctx context.Context, domain, slug string, now time.Time
 			return nil, err
 		default:
 			pub := gallery.PublicView(g, gallery.PageURL(e.cfg.ShortURLScheme, g.Domain, g.Slug), e.cfg.ShortURL)
-			p.Body = page.Gallery(pub)
+			p.Body = gallerypage.Render(pub)
 			sum := sha256.Sum256(p.Body)
 			p.ETag = `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
 		}

@@ -116,6 +116,7 @@ func (d *Dashboard) routes() chi.Router {
 		r.Get("/galleries", d.listGalleries)
 		r.Post("/galleries", d.createGallery)
 		r.Get("/galleries/{id}", d.editGallery)
+		r.Get("/galleries/{id}/preview", d.galleryPreview)
 		r.Post("/galleries/{id}", d.updateGallery)
 		r.Post("/galleries/{id}/publish", d.publishGallery)
 		r.Post("/galleries/{id}/delete", d.deleteGallery)
@@ -147,9 +148,10 @@ func (d *Dashboard) routes() chi.Router {
 }
 
 // csp allows the dashboard's own assets only: no inline script or style,
-// images from itself, data: (QR codes) and blob: (the QR live preview).
+// images from itself, data: (QR codes) and blob: (the QR live preview),
+// frames from itself (the gallery editor's preview).
 const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
-	"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+	"connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
 // securityHeaders sets what every dashboard answer carries.
 func securityHeaders(next http.Handler) http.Handler {

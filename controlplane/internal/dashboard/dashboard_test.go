@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,8 @@ import (
 	"shortlink.dev/controlplane/internal/httpapi"
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/config"
+	"shortlink.dev/shared/gallery"
+	gallerypage "shortlink.dev/shared/gallery/page"
 	"shortlink.dev/shared/sqlstore"
 	"shortlink.dev/shared/stats"
 	"shortlink.dev/shared/workspace"
@@ -424,6 +427,28 @@ func TestLinks(t *testing.T) {
 	}
 	p = b.get("/links/" + id + "/stats?from=2026-01-07&to=2026-01-01")
 	wantStatus(t, "stats of a reversed range", p, http.StatusBadRequest)
+
+	// The x axis' last label stays inside the chart (720 wide, plot to 712):
+	// centred under the last of 30 narrow bars, a phone's 16px label would
+	// be cut off at the edge, so it ends at the bar's right edge instead.
+	labelRE := regexp.MustCompile(`<text class="axis" x="([0-9.]+)" y="240" dy="-8" text-anchor="(\w+)">([^<]+)</text>`)
+	for _, c := range []struct{ to, last, anchor string }{{"2026-01-07", "7 Jan", "middle"}, {"2026-01-30", "30 Jan", "end"}} {
+		p = b.get("/links/" + id + "/stats?from=2026-01-01&to=" + c.to)
+		labels := labelRE.FindAllStringSubmatch(p.body, -1)
+		if len(labels) == 0 {
+			t.Fatalf("no x-axis labels in the chart to %s", c.to)
+		}
+		last := labels[len(labels)-1]
+		x, _ := strconv.ParseFloat(last[1], 64)
+		if last[3] != c.last || last[2] != c.anchor || x > 712 || (c.anchor == "end" && x < 690) {
+			t.Errorf("range to %s: the last label %q at x %s anchored %s, want %q anchored %s within the plot", c.to, last[3], last[1], last[2], c.last, c.anchor)
+		}
+		for _, l := range labels[:len(labels)-1] {
+			if l[2] != "middle" {
+				t.Errorf("range to %s: the label %q is anchored %s, want middle", c.to, l[3], l[2])
+			}
+		}
+	}
 }
 
 func TestPermissionsDecide(t *testing.T) {
@@ -532,4 +557,116 @@ func TestInProcessKeyIsNotReachableFromOutside(t *testing.T) {
 	if p.status != http.StatusUnauthorized {
 		t.Errorf("GET /api/v1/links with only the dashboard's cookie: %d, want 401", p.status)
 	}
+}
+
+// apiJSON calls the API with the key and decodes the envelope's data into v.
+func apiJSON(t *testing.T, e *env, key, method, path string, body any, v any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = strings.NewReader(string(b))
+	}
+	req, _ := http.NewRequest(method, e.srv.URL+"/api/v1"+path, rd)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	if res.StatusCode >= 300 {
+		t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, raw)
+	}
+	if v == nil {
+		return
+	}
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	if err := json.Unmarshal(env.Data, v); err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+}
+
+func TestGalleryPreview(t *testing.T) {
+	e := newEnv(t)
+	_, value := e.key(t)
+	var g struct {
+		ID, Slug, Domain string
+		Items            []struct{ ID, ShortURL, LinkID string }
+	}
+	apiJSON(t, e, value, "POST", "/galleries", map[string]any{"slug": "ada", "title": "Ada's links", "theme": "neon"}, &g)
+	for _, it := range []map[string]any{
+		{"type": "link", "title": "First", "url": "https://example.com/first"},
+		{"type": "header", "title": "More"},
+		{"type": "link", "title": "Second", "url": "https://example.com/second"},
+	} {
+		apiJSON(t, e, value, "POST", "/galleries/"+g.ID+"/items", it, nil)
+	}
+	apiJSON(t, e, value, "GET", "/galleries/"+g.ID, nil, &g)
+	// Second first, then the header, then First.
+	apiJSON(t, e, value, "PATCH", "/galleries/"+g.ID+"/items/reorder",
+		map[string]any{"itemIds": []string{g.Items[2].ID, g.Items[1].ID, g.Items[0].ID}}, &g)
+	apiJSON(t, e, value, "GET", "/galleries/"+g.ID, nil, &g)
+
+	b := e.browser(t)
+	wantRedirect(t, "the preview signed out", b.get("/galleries/"+g.ID+"/preview"), "/?next=")
+	b.signIn(value)
+	editor := b.get("/galleries/" + g.ID)
+	wantStatus(t, "editor", editor, http.StatusOK)
+	if !strings.Contains(editor.body, `<iframe id="gallery-preview" src="/galleries/`+g.ID+`/preview"`) ||
+		!strings.Contains(editor.body, `sandbox="allow-same-origin"`) {
+		t.Errorf("the editor has no sandboxed preview frame of the page")
+	}
+	if csp := editor.header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-src 'self'") {
+		t.Errorf("the editor's CSP %q does not allow its own frame", csp)
+	}
+
+	// A draft: the public page itself, in its theme and order, framed by the dashboard only.
+	draft := b.get("/galleries/" + g.ID + "/preview")
+	wantStatus(t, "preview of a draft", draft, http.StatusOK)
+	if got := draft.header.Get("Content-Security-Policy"); got != gallerypage.PreviewCSP {
+		t.Errorf("the preview's CSP %q, want %q", got, gallerypage.PreviewCSP)
+	}
+	if got := draft.header.Get("X-Frame-Options"); got != "SAMEORIGIN" {
+		t.Errorf("the preview's X-Frame-Options %q, want SAMEORIGIN", got)
+	}
+	if got := draft.header.Get("Cache-Control"); got != "no-store" {
+		t.Errorf("the preview's Cache-Control %q, want no-store", got)
+	}
+	second := regexp.QuoteMeta(`<a class="item item-link" href="` + g.Items[0].ShortURL + `"><span class="label">Second</span></a>`) // through its short link
+	if g.Items[0].ShortURL == "" || !regexp.MustCompile(second+`\s*<h2 class="item item-header">More</h2>\s*<a class="item item-link" href="[^"]+"><span class="label">First</span>`).MatchString(draft.body) {
+		t.Errorf("the draft's preview does not show Second (by its short link), More, First in that order:\n%s", draft.body)
+	}
+	if !strings.Contains(draft.body, `<meta name="theme-color" content="#000000">`) || !strings.Contains(draft.body, "--icon:#00e5ff") {
+		t.Errorf("the draft's preview is not in the neon theme")
+	}
+
+	// Published: byte for byte the page the edge serves (the renderer of
+	// the API's public view), which a draft's preview already was.
+	wantRedirect(t, "publish", b.post("/galleries/"+g.ID, "/galleries/"+g.ID+"/publish", url.Values{"published": {"true"}}), "/galleries/"+g.ID)
+	var pub gallery.Public
+	apiJSON(t, e, "", "GET", "/public/galleries/"+url.PathEscape(g.Domain)+"/"+g.Slug, nil, &pub)
+	live := b.get("/galleries/" + g.ID + "/preview")
+	if want := string(gallerypage.Render(&pub)); live.body != want || draft.body != want {
+		t.Errorf("the published gallery's preview differs from the public page:\n%s\nwant:\n%s", live.body, want)
+	}
+
+	// An item whose short link is archived leaves the public page, and the preview.
+	apiJSON(t, e, value, "DELETE", "/links/"+g.Items[0].LinkID, nil, nil)
+	if p := b.get("/galleries/" + g.ID + "/preview"); strings.Contains(p.body, "Second") || !strings.Contains(p.body, "First") {
+		t.Errorf("the preview still shows the item whose link is archived")
+	}
+
+	wantStatus(t, "preview of another gallery", b.get("/galleries/gal_nope/preview"), http.StatusNotFound)
 }

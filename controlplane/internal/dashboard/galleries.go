@@ -7,25 +7,25 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"shortlink.dev/shared/gallery"
+	"shortlink.dev/shared/gallery/page"
 )
 
 type galleryJSON struct {
-	ID          string  `json:"id"`
-	Slug        string  `json:"slug"`
-	Domain      string  `json:"domain"`
-	URL         string  `json:"url"`
-	Title       *string `json:"title"`
-	Bio         *string `json:"bio"`
-	AvatarURL   *string `json:"avatarUrl"`
-	Theme       string  `json:"theme"`
-	CustomCSS   *string `json:"customCss"`
-	SocialLinks []struct {
-		Platform string `json:"platform"`
-		URL      string `json:"url"`
-	} `json:"socialLinks"`
-	IsPublished bool       `json:"isPublished"`
-	Items       []itemJSON `json:"items"`
-	UpdatedAt   time.Time  `json:"updatedAt"`
+	ID          string               `json:"id"`
+	Slug        string               `json:"slug"`
+	Domain      string               `json:"domain"`
+	URL         string               `json:"url"`
+	Title       *string              `json:"title"`
+	Bio         *string              `json:"bio"`
+	AvatarURL   *string              `json:"avatarUrl"`
+	Theme       string               `json:"theme"`
+	CustomCSS   *string              `json:"customCss"`
+	SocialLinks []gallery.SocialLink `json:"socialLinks"`
+	IsPublished bool                 `json:"isPublished"`
+	Items       []itemJSON           `json:"items"`
+	UpdatedAt   time.Time            `json:"updatedAt"`
 }
 
 type itemJSON struct {
@@ -33,10 +33,32 @@ type itemJSON struct {
 	Type         string            `json:"type"`
 	Title        *string           `json:"title"`
 	URL          *string           `json:"url"`
+	IconName     *string           `json:"iconName"`
 	ThumbnailURL *string           `json:"thumbnailUrl"`
 	EmbedType    *string           `json:"embedType"`
 	EmbedData    map[string]string `json:"embedData"`
 	Position     int               `json:"position"`
+	// ShortURL is the address of the short link a link item goes through.
+	ShortURL *string `json:"shortUrl"`
+}
+
+// public is the gallery as visitors would see it, made from the editor's
+// view the way gallery.PublicView makes it from the store's: a link item
+// leads to its short link. (PublicView also leaves out link items whose
+// short link is archived; the API's item does not say so, which is why a
+// published gallery's preview uses the public view itself.)
+func (g *galleryJSON) public() *gallery.Public {
+	p := &gallery.Public{Slug: g.Slug, Domain: g.Domain, URL: g.URL, Title: g.Title, Bio: g.Bio, AvatarURL: g.AvatarURL,
+		Theme: gallery.Theme(g.Theme), CustomCSS: g.CustomCSS, SocialLinks: g.SocialLinks}
+	for _, it := range g.Items {
+		pi := gallery.PublicItem{Type: gallery.ItemType(it.Type), Title: it.Title, URL: it.URL, IconName: it.IconName,
+			ThumbnailURL: it.ThumbnailURL, EmbedType: it.EmbedType, EmbedData: it.EmbedData}
+		if pi.Type == gallery.ItemLink && it.ShortURL != nil {
+			pi.URL = it.ShortURL
+		}
+		p.Items = append(p.Items, pi)
+	}
+	return p
 }
 
 var themes = []string{"default", "minimal", "gradient", "dark", "neon", "custom"}
@@ -108,6 +130,33 @@ func (d *Dashboard) renderGallery(w http.ResponseWriter, r *http.Request, status
 
 func (d *Dashboard) editGallery(w http.ResponseWriter, r *http.Request) {
 	d.renderGallery(w, r, http.StatusOK, nil)
+}
+
+// galleryPreview answers the editor's preview frame with the gallery's
+// public page, drawn by the renderer the edge serves it with, drafts too:
+// a published gallery's from the API's public view (what the edge renders),
+// a draft's from the editor's view. It may be framed by the dashboard only.
+func (d *Dashboard) galleryPreview(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("X-Frame-Options", "SAMEORIGIN")
+	var g galleryJSON
+	if problem := d.call(r, "GET", d.galleryPath(r), nil).into(&g); problem != nil {
+		// Shown in the frame: the dashboard's page, framed by itself.
+		h.Set("Content-Security-Policy", strings.Replace(csp, "frame-ancestors 'none'", "frame-ancestors 'self'", 1))
+		d.render(w, r, problem.Status, "notfound", view{Title: "Gallery", Nav: "galleries", Problem: problem})
+		return
+	}
+	pub := g.public()
+	if g.IsPublished {
+		var p gallery.Public
+		path := "/public/galleries/" + url.PathEscape(g.Domain) + "/" + url.PathEscape(g.Slug)
+		if problem := d.call(r, "GET", path, nil).into(&p); problem == nil {
+			pub = &p
+		} // else unpublished meanwhile: the draft's view
+	}
+	h.Set("Content-Security-Policy", page.PreviewCSP)
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(page.Render(pub))
 }
 
 func (d *Dashboard) galleryPath(r *http.Request) string {

@@ -194,12 +194,6 @@ var funcs = template.FuncMap{
 		return false
 	},
 	"add": func(a, b int) int { return a + b },
-	"initial": func(s string) string {
-		for _, r := range strings.TrimSpace(s) {
-			return strings.ToUpper(string(r))
-		}
-		return "?"
-	},
 	"dict": func(kv ...any) map[string]any {
 		m := map[string]any{}
 		for i := 0; i+1 < len(kv); i += 2 {

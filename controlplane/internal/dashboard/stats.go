@@ -48,6 +48,11 @@ const (
 	chartMaxLabelsOnXAxis  = 7
 	chartBarGapFraction    = 0.25
 	chartGridLines         = 4
+	// chartLabelHalfW is half the width of the widest x-axis label ("30
+	// Sep") at the phone's 16px, in user units: the text is not scaled down
+	// with the chart, so a label centred on a bar too near the right edge
+	// would be cut off there.
+	chartLabelHalfW = 30.0
 )
 
 // bar is one day of the clicks-over-time chart.
@@ -57,6 +62,7 @@ type bar struct {
 	X, Y, W, H      float64
 	Label           string // x-axis label, empty for most days
 	LabelX          float64
+	LabelAnchor     string // the label's text-anchor: middle, or end near the right edge
 	IsToday, IsPeak bool
 }
 
@@ -187,7 +193,10 @@ func (p *statsPage) chart(today string) {
 			if t, err := time.Parse("2006-01-02", x.Date); err == nil {
 				b.Label = t.Format("2 Jan")
 			}
-			b.LabelX = b.X + b.W/2
+			b.LabelX, b.LabelAnchor = b.X+b.W/2, "middle"
+			if b.LabelX+chartLabelHalfW > chartW-chartRight {
+				b.LabelX, b.LabelAnchor = b.X+b.W, "end"
+			}
 		}
 		p.Bars = append(p.Bars, b)
 	}

@@ -1,3 +1,7 @@
+// Package page renders a gallery's public page (the link-in-bio page) in
+// its theme: the HTML the edge serves at /bio/{slug} and the dashboard shows
+// as the editor's preview. One renderer, so the preview is the page. Text is
+// escaped by html/template; the page runs no script.
 package page
 
 import (
@@ -12,13 +16,21 @@ import (
 	"shortlink.dev/shared/gallery"
 )
 
-// GalleryCSP is the Content-Security-Policy of a gallery page (CONTRACT §5):
-// no script at all, only the page's own inline style, images from any https
+// CSP is the Content-Security-Policy of a gallery page (CONTRACT §5): no
+// script at all, only the page's own inline style, images from any https
 // host (avatars and thumbnails live wherever their owners put them) or
-// data:, and frames only from the embed providers' origins
-// (gallery.EmbedHosts, in that order).
-var GalleryCSP = "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; img-src https: data:; " +
-	"frame-src " + strings.Join(gallery.EmbedHosts, " ") + "; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+// data:, frames only from the embed providers' origins (gallery.EmbedHosts,
+// in that order), and no framing of the page itself.
+var CSP = csp("'none'")
+
+// PreviewCSP is CSP for the page shown as a preview inside pages of its own
+// origin (the dashboard's gallery editor): the same, but framed by 'self'.
+var PreviewCSP = csp("'self'")
+
+func csp(frameAncestors string) string {
+	return "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; img-src https: data:; " +
+		"frame-src " + strings.Join(gallery.EmbedHosts, " ") + "; form-action 'none'; base-uri 'none'; frame-ancestors " + frameAncestors
+}
 
 // maxDescription is the length, in characters, of a page description (the
 // bio) in its meta tags; previews show about this much.
@@ -121,12 +133,12 @@ type galleryItem struct {
 	EmbedSrc, EmbedClass string
 }
 
-// Gallery renders the public page of a published gallery in its theme. All
-// text goes through html/template; the only CSS of the owner's is
-// p.CustomCSS, after gallery.SanitizeCSS and only with the custom theme. Links
-// and images with an address other than http(s) (https for images) are left
-// out. Serve it with GalleryCSP.
-func Gallery(p *gallery.Public) []byte {
+// Render renders the public page of a gallery in its theme. All text goes
+// through html/template; the only CSS of the owner's is p.CustomCSS, after
+// gallery.SanitizeCSS and only with the custom theme. Links and images with
+// an address other than http(s) (https for images) are left out. Serve it
+// with CSP.
+func Render(p *gallery.Public) []byte {
 	title := strings.TrimSpace(str(p.Title))
 	d := galleryPage{
 		PageTitle: title, Heading: title,
@@ -174,7 +186,7 @@ func Gallery(p *gallery.Public) []byte {
 	}
 	var b bytes.Buffer
 	if err := galleryTmpl.Execute(&b, d); err != nil {
-		panic("page: gallery: " + err.Error()) // the template and its data types are ours
+		panic("gallery page: " + err.Error()) // the template and its data types are ours
 	}
 	return b.Bytes()
 }

@@ -47,7 +47,7 @@ func sampleGallery(th gallery.Theme) *gallery.Public {
 
 func renderGallery(t *testing.T, p *gallery.Public) string {
 	t.Helper()
-	return string(Gallery(p))
+	return string(Render(p))
 }
 
 func TestGalleryThemes(t *testing.T) {
@@ -354,17 +354,21 @@ func TestGallerySocialLinks(t *testing.T) {
 	}
 }
 
-func TestGalleryCSP(t *testing.T) {
-	if want := "frame-src " + strings.Join(gallery.EmbedHosts, " ") + ";"; !strings.Contains(GalleryCSP, want) {
-		t.Errorf("GalleryCSP lacks %q", want)
+func TestCSP(t *testing.T) {
+	if want := "frame-src " + strings.Join(gallery.EmbedHosts, " ") + ";"; !strings.Contains(CSP, want) {
+		t.Errorf("CSP lacks %q", want)
 	}
 	for _, s := range []string{"default-src 'none'", "script-src 'none'", "frame-ancestors 'none'", "base-uri 'none'"} {
-		if !strings.Contains(GalleryCSP, s) {
-			t.Errorf("GalleryCSP lacks %q", s)
+		if !strings.Contains(CSP, s) {
+			t.Errorf("CSP lacks %q", s)
 		}
 	}
-	if strings.Count(GalleryCSP, "'unsafe-inline'") != 1 || !strings.Contains(GalleryCSP, "style-src 'unsafe-inline'") {
+	if strings.Count(CSP, "'unsafe-inline'") != 1 || !strings.Contains(CSP, "style-src 'unsafe-inline'") {
 		t.Errorf("'unsafe-inline' allowed for something else than style")
+	}
+	// The preview's policy differs only in who may frame the page.
+	if want := strings.Replace(CSP, "frame-ancestors 'none'", "frame-ancestors 'self'", 1); PreviewCSP != want || PreviewCSP == CSP {
+		t.Errorf("PreviewCSP = %q, want %q", PreviewCSP, want)
 	}
 }
 
@@ -376,14 +380,14 @@ func TestGalleryPreview(t *testing.T) {
 		t.Skip("GALLERY_PREVIEW_DIR not set")
 	}
 	for _, th := range gallery.Themes {
-		if err := os.WriteFile(filepath.Join(dir, string(th)+".html"), Gallery(sampleGallery(th)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, string(th)+".html"), Render(sampleGallery(th)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	bare := &gallery.Public{Slug: "sam", Theme: gallery.ThemeDefault, Items: []gallery.PublicItem{
 		{Type: gallery.ItemLink, Title: sp("My newsletter"), URL: sp("https://sho.rt/n")},
 	}}
-	if err := os.WriteFile(filepath.Join(dir, "bare.html"), Gallery(bare), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "bare.html"), Render(bare), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	all := &gallery.Public{Slug: "icons", Title: sp("Every icon"), Theme: gallery.ThemeDefault}
@@ -392,7 +396,7 @@ func TestGalleryPreview(t *testing.T) {
 		"telegram", "reddit", "email", "website", "other"} {
 		all.SocialLinks = append(all.SocialLinks, gallery.SocialLink{Platform: name, URL: "https://example.com/" + name})
 	}
-	if err := os.WriteFile(filepath.Join(dir, "icons.html"), Gallery(all), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "icons.html"), Render(all), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
