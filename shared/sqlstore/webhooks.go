@@ -356,19 +356,35 @@ func (s *Store) RecordAttempt(ctx context.Context, owner, deliveryID string, a w
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var webhookID string
-		err := tx.QueryRowContext(ctx, `SELECT webhook_id FROM webhook_deliveries WHERE id = $1 AND lease_owner = $2
-			AND status = 'pending'`, deliveryID, owner).Scan(&webhookID)
+		err := tx.QueryRowContext(ctx, `SELECT webhook_id FROM webhook_deliveries WHERE id = $1`, deliveryID).Scan(&webhookID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return webhook.ErrLeaseLost
 		}
 		if err != nil {
 			return fmt.Errorf("record attempt: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = $2, attempts = attempts + 1,
+		// Lock order: the webhook's row, then its deliveries' rows. The
+		// attempt that disables the webhook fails every pending delivery of
+		// it; had another attempt locked its own delivery first and then
+		// waited for the webhook, PostgreSQL would find a deadlock.
+		// (SQLite's transactions take the database's write lock at their start.)
+		if s.dialect == postgres {
+			if _, err := tx.ExecContext(ctx, `SELECT id FROM webhooks WHERE id = $1 FOR UPDATE`, webhookID); err != nil {
+				return fmt.Errorf("record attempt: %w", err)
+			}
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = $2, attempts = attempts + 1,
 			response_status = $3, response_time_ms = $4, response_body = $5, error = $6, last_attempt_at = $7,
-			next_attempt_at = $8, lease_owner = NULL, lease_until = NULL WHERE id = $1`,
-			deliveryID, string(status), respStatus, a.ResponseTimeMs, body, errText, micros(a.At), next); err != nil {
+			next_attempt_at = $8, lease_owner = NULL, lease_until = NULL
+			WHERE id = $1 AND lease_owner = $9 AND status = 'pending'`,
+			deliveryID, string(status), respStatus, a.ResponseTimeMs, body, errText, micros(a.At), next, owner)
+		if err != nil {
 			return fmt.Errorf("record attempt: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("record attempt: %w", err)
+		} else if n == 0 {
+			return webhook.ErrLeaseLost
 		}
 		if a.OK {
 			_, err := tx.ExecContext(ctx, `UPDATE webhooks SET consecutive_failures = 0 WHERE id = $1`, webhookID)

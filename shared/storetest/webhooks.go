@@ -275,6 +275,55 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 		}
 	})
 
+	t.Run("OKConcurrentFailuresDisableOnce", func(t *testing.T) {
+		// Many dispatchers record failures of one webhook's deliveries at
+		// once; the one that reaches the limit fails every pending delivery.
+		// None may fail on a lock (PostgreSQL once found deadlocks here).
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		w := MustCreateWebhook(t, s, NewWebhook(ws.ID, webhook.All))
+		const n = 3 * webhook.MaxConsecutiveFailures
+		var msgs []webhook.Message
+		for range n {
+			msgs = append(msgs, mustMessage(t, ws.ID, webhook.EventClick))
+		}
+		if err := s.EnqueueMessages(ctx, msgs); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		c := claimAll(t, s, ws.ID, "a", now)
+		if len(c) != n {
+			t.Fatalf("claimed %d, want %d", len(c), n)
+		}
+		later := now.Add(time.Hour)
+		errs := make(chan error, len(c))
+		var wg sync.WaitGroup
+		for _, x := range c {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := s.RecordAttempt(ctx, "a", x.Delivery.ID, webhook.Attempt{At: now, Error: "status 500", Next: &later})
+				if err != nil && !errors.Is(err, webhook.ErrLeaseLost) {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("RecordAttempt: %v", err)
+		}
+		got, _ := s.GetWebhook(ctx, ws.ID, w.ID)
+		if got.IsActive {
+			t.Fatalf("after %d concurrent failures the webhook is active (%d failures counted)", n, got.ConsecutiveFailures)
+		}
+		list, _, _ := s.ListDeliveries(ctx, webhook.Filter{WorkspaceID: ws.ID, WebhookID: w.ID, Limit: 100})
+		for _, d := range list {
+			if d.Status != webhook.StatusFailed {
+				t.Fatalf("delivery %s is %s after the webhook was disabled, want failed", d.ID, d.Status)
+			}
+		}
+	})
 	t.Run("OKTenFailuresDisable", func(t *testing.T) {
 		s := open(t)
 		ws := MustCreateWorkspace(t, s)
