@@ -249,7 +249,7 @@ func (s *split) statsClickHouse() error {
 		if err != nil {
 			return err
 		}
-		rows = append(rows, r)
+		rows = append(rows, r...)
 	}
 	b.statsTable("Stats latency on ClickHouse (split: `controlplane`)",
 		b.statsHow("the running `bin/controlplane serve` (not pinned; PostgreSQL for the link, ClickHouse for the stats)")+
