@@ -558,6 +558,70 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("the revoked key's session still works: at %s", loc)
 	}
 
+	// The links list: tag filter, paging, search, sort, copy, archive and
+	// restore. 21 tagged links (one page holds 20) made through the API's bulk
+	// creation; the form's fields drive the list as a person would.
+	var bulk []map[string]any
+	for i := range 21 {
+		bulk = append(bulk, map[string]any{"destinationUrl": fmt.Sprintf("https://example.com/paged/%d", i),
+			"slug": fmt.Sprintf("%s-p%02d", slug, i), "tags": []string{"paged"}})
+	}
+	tg.API(t, w.Key, "POST", "/links/bulk", bulk).wantSuccess(t, http.StatusOK)
+	d.open("/links")
+	d.set("#tag", "paged")
+	d.do("filter by tag", chromedp.Click(chromedp.CSS(`form.filters button[type=submit]`)))
+	d.awaitPage("tag=paged")
+	if got := d.text("main h1 + p"); !strings.Contains(got, "21 links") || !strings.Contains(got, "tagged paged") {
+		t.Errorf("the tag filter says %q, want 21 links tagged paged", got)
+	}
+	if n := dashEval[int](d, `document.querySelectorAll('li.link-row').length`); n != 20 {
+		t.Errorf("the first page lists %d links, want 20", n)
+	}
+	d.do("page 2", chromedp.Click(chromedp.CSS(`nav.pager a[href*="page=2"]`)))
+	d.awaitPage("page=2")
+	if n := dashEval[int](d, `document.querySelectorAll('li.link-row').length`); n != 1 {
+		t.Errorf("the second page lists %d links, want 1", n)
+	}
+	d.open("/links")
+	d.set("#search", slug+"-p07")
+	d.do("search", chromedp.Click(chromedp.CSS(`form.filters button[type=submit]`)))
+	d.awaitPage("search=")
+	if rows := dashEval[[]string](d, `[...document.querySelectorAll('li.link-row .short')].map(a => a.textContent)`); len(rows) != 1 || !strings.HasSuffix(rows[0], slug+"-p07") {
+		t.Errorf("searching %s-p07 lists %v", slug, rows)
+	}
+	d.open("/links")
+	d.pick("#sort", "clicks")
+	d.do("sort by clicks", chromedp.Click(chromedp.CSS(`form.filters button[type=submit]`)))
+	d.awaitPage("sort=clicks")
+	if first := d.text("li.link-row .short"); !strings.HasSuffix(first, "/"+slug) {
+		t.Errorf("sorted by clicks, the first link is %q, want the clicked %s", first, slug)
+	}
+	// Copy: the button hands the short URL to the clipboard (captured here:
+	// a headless browser has no clipboard of its own to read back).
+	dashEval[bool](d, `(navigator.clipboard.writeText = t => { window.copied = t; return Promise.resolve() }, true)`)
+	d.do("copy", chromedp.Click(chromedp.CSS(`li.link-row [data-copy]`)))
+	d.await("the copied URL", `window.copied !== undefined`)
+	if got := dashEval[string](d, `window.copied`); got != shortURL {
+		t.Errorf("copy put %q on the clipboard, want %q", got, shortURL)
+	}
+	// Archive one of the paged links, find it among the archived, restore it.
+	d.open("/links?search=" + slug + "-p03")
+	d.do("archive", chromedp.Click(chromedp.CSS(`li.link-row form[action$="/archive"] button`)))
+	d.await("the archived link gone from the list", `document.readyState === 'complete' && document.querySelectorAll('li.link-row').length === 0`)
+	if l, m := tg.listLinks(t, w.Key, "?archived=true&search="+slug+"-p03"); m.Total != 1 || !l[0].IsArchived {
+		t.Fatalf("after archiving in the dashboard, the API's archived links: %+v", l)
+	}
+	d.open("/links")
+	d.set("#search", slug+"-p03")
+	d.pick("#archived", "true")
+	d.do("show archived", chromedp.Click(chromedp.CSS(`form.filters button[type=submit]`)))
+	d.awaitPage("archived=true")
+	d.do("restore", chromedp.Click(chromedp.CSS(`li.link-row form[action$="/restore"] button`)))
+	d.await("the restored link gone from the archived list", `document.readyState === 'complete' && !location.href.includes('/restore') && document.querySelectorAll('li.link-row form[action$="/restore"]').length === 0`)
+	if l, m := tg.listLinks(t, w.Key, "?search="+slug+"-p03"); m.Total != 1 || l[0].IsArchived {
+		t.Fatalf("after restoring in the dashboard, the API's active links: %+v", l)
+	}
+
 	// Every page, on a phone and a desktop.
 	for _, p := range []struct{ name, path string }{
 		{"links", "/links"}, {"link-new", "/links/new"}, {"link-edit", "/links/" + linkID[1]},
