@@ -4,25 +4,17 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"shortlink.dev/controlplane/client"
 	"shortlink.dev/shared/workspace"
 )
 
-type keyJSON struct {
-	ID          string    `json:"id"`
-	Name        string    `json:"name"`
-	Key         string    `json:"key"`
-	Permissions []string  `json:"permissions"`
-	CreatedAt   time.Time `json:"createdAt"`
-}
-
 type keysPage struct {
-	Keys []keyJSON
+	Keys []client.APIKey
 	// Created is the key just made, its value shown this once.
-	Created *keyJSON
+	Created *client.APIKey
 	// Form holds what was typed into the create form.
 	Name   string
 	Chosen []string
@@ -87,7 +79,7 @@ func (d *Dashboard) createKey(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	v := view{Title: "API keys", Nav: "keys", Data: p}
-	var k keyJSON
+	var k client.APIKey
 	if problem := d.call(r, "POST", "/api-keys", map[string]any{"name": p.Name, "permissions": p.Chosen}).into(&k); problem != nil {
 		v.Problem = problem
 		if err := d.keysPage(r, p); err != nil {

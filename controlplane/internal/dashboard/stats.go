@@ -6,36 +6,9 @@ import (
 	"net/http"
 	"net/url"
 	"time"
-)
 
-// linkStatsJSON is the API's stats answer.
-type linkStatsJSON struct {
-	TotalClicks   int64      `json:"totalClicks"`
-	UniqueClicks  int64      `json:"uniqueClicks"`
-	LastClickedAt *time.Time `json:"lastClickedAt"`
-	ByCountry     []struct {
-		Country string `json:"country"`
-		Count   int64  `json:"count"`
-	} `json:"byCountry"`
-	ByDevice []struct {
-		Device string `json:"device"`
-		Count  int64  `json:"count"`
-	} `json:"byDevice"`
-	ByBrowser []struct {
-		Browser string `json:"browser"`
-		Count   int64  `json:"count"`
-	} `json:"byBrowser"`
-	ByReferrer []struct {
-		Referrer string `json:"referrer"`
-		Count    int64  `json:"count"`
-	} `json:"byReferrer"`
-	OverTime []struct {
-		Date  string `json:"date"`
-		Count int64  `json:"count"`
-	} `json:"overTime"`
-	From string `json:"from"`
-	To   string `json:"to"`
-}
+	"shortlink.dev/controlplane/client"
+)
 
 // chart geometry, in SVG user units.
 const (
@@ -83,7 +56,7 @@ type share struct {
 
 type statsPage struct {
 	Link                 *linkView
-	Stats                linkStatsJSON
+	Stats                client.LinkStats
 	Bars                 []bar
 	Grid                 []gridLine
 	ChartW, ChartH       float64

@@ -8,27 +8,14 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"shortlink.dev/controlplane/client"
 	"shortlink.dev/controlplane/internal/billing"
 )
 
 // The domains, webhooks and usage pages.
 
-type domainJSON struct {
-	ID           string     `json:"id"`
-	Name         string     `json:"name"`
-	Verified     bool       `json:"verified"`
-	VerifiedAt   *time.Time `json:"verifiedAt"`
-	Verification struct {
-		Type      string  `json:"type"`
-		Name      string  `json:"name"`
-		Value     string  `json:"value"`
-		LastError *string `json:"lastError"`
-	} `json:"verification"`
-	CreatedAt time.Time `json:"createdAt"`
-}
-
 type domainsPage struct {
-	Domains []domainJSON
+	Domains []client.Domain
 	Name    string
 }
 
@@ -54,7 +41,7 @@ func (d *Dashboard) createDomain(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *Dashboard) verifyDomain(w http.ResponseWriter, r *http.Request) {
-	var dm domainJSON
+	var dm client.Domain
 	if problem := d.call(r, "POST", "/domains/"+url.PathEscape(chi.URLParam(r, "id"))+"/verify", nil).into(&dm); problem != nil {
 		d.renderDomains(w, r, problem.Status, &domainsPage{}, problem)
 		return
@@ -83,19 +70,6 @@ type webhookJSON struct {
 	IsActive            bool      `json:"isActive"`
 	ConsecutiveFailures int       `json:"consecutiveFailures"`
 	CreatedAt           time.Time `json:"createdAt"`
-}
-
-type deliveryJSON struct {
-	ID             string     `json:"id"`
-	Event          string     `json:"event"`
-	Status         string     `json:"status"`
-	Attempts       int        `json:"attempts"`
-	ResponseStatus *int       `json:"responseStatus"`
-	ResponseTimeMs *int       `json:"responseTimeMs"`
-	Error          *string    `json:"error"`
-	CreatedAt      time.Time  `json:"createdAt"`
-	LastAttemptAt  *time.Time `json:"lastAttemptAt"`
-	NextAttemptAt  *time.Time `json:"nextAttemptAt"`
 }
 
 var webhookEvents = []string{"click", "link.created", "link.updated", "link.deleted", "domain.verified", "qr.scanned"}
@@ -139,7 +113,7 @@ func (d *Dashboard) createWebhook(w http.ResponseWriter, r *http.Request) {
 
 type webhookPage struct {
 	Webhook    webhookJSON
-	Deliveries []deliveryJSON
+	Deliveries []client.Delivery
 	Meta       listMeta
 }
 
@@ -191,32 +165,8 @@ func (d *Dashboard) deleteWebhook(w http.ResponseWriter, r *http.Request) {
 	d.webhookAction(w, r, "DELETE", "", nil, "deleted")
 }
 
-type usageJSON struct {
-	Plan   string `json:"plan"`
-	Period struct {
-		Start time.Time `json:"start"`
-		End   time.Time `json:"end"`
-	} `json:"period"`
-	Links struct {
-		Used  int  `json:"used"`
-		Limit *int `json:"limit"`
-	} `json:"links"`
-	Clicks struct {
-		ThisPeriod int64 `json:"thisPeriod"`
-	} `json:"clicks"`
-	Domains   int `json:"domains"`
-	QRCodes   int `json:"qrCodes"`
-	Galleries int `json:"galleries"`
-	Webhooks  int `json:"webhooks"`
-	RateLimit struct {
-		Limit     int   `json:"limit"`
-		Remaining int   `json:"remaining"`
-		Reset     int64 `json:"reset"`
-	} `json:"rateLimit"`
-}
-
 type usagePage struct {
-	Usage  usageJSON
+	Usage  client.Usage
 	Prices []billing.Price
 	// LinksPercent is the share of the link limit used (0 when unlimited).
 	LinksPercent int
