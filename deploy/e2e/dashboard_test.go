@@ -639,6 +639,22 @@ func TestDashboard(t *testing.T) {
 	d.open("/usage")
 	d.do("choose business", chromedp.Click(chromedp.CSS(`input[value="price_business_monthly"] + button`)))
 	d.awaitPage("/billing/checkout/cs_")
+	// The hosted test checkout, paid: back on the usage page, on the new plan.
+	d.shoot("checkout", strings.TrimPrefix(d.location(), d.origin))
+	d.do("pay", chromedp.Click(chromedp.CSS(`button.pay`)))
+	d.awaitPage("/usage?done=upgraded")
+	if got := d.text("main"); !strings.Contains(got, "Payment received") || !strings.Contains(strings.ToLower(got), "plan business") {
+		t.Errorf("after paying, the usage page says %q", got)
+	}
+	d.shoot("usage-upgraded", "/usage?done=upgraded")
+	if u := tg.usage(t, w.Key); u.Plan != "business" {
+		t.Errorf("after paying the business checkout, the plan is %q", u.Plan)
+	}
+	// The API reference page the control plane serves.
+	d.shoot("api-docs", "/api/v1/docs")
+	if !strings.Contains(d.text("body"), "create_checkout_session") {
+		t.Errorf("the API reference page does not list create_checkout_session")
+	}
 
 	// Sign out ends the session.
 	d.open("/links")

@@ -264,4 +264,6 @@ var notices = map[string]string{
 	"item":        "Item added.",
 	"moved":       "Order saved.",
 	"qrsaved":     "QR code saved.",
+	"upgraded":    "Payment received: your new plan applies now.",
+	"canceled":    "Checkout canceled: your plan is unchanged.",
 }

@@ -194,7 +194,14 @@ func (d *Dashboard) checkout(w http.ResponseWriter, r *http.Request) {
 		SessionID string `json:"sessionId"`
 		URL       string `json:"url"`
 	}
-	if problem := d.call(r, "POST", "/billing/checkout", map[string]any{"priceId": r.PostFormValue("priceId")}).into(&sess); problem != nil {
+	// After the processor's page the browser comes back to the usage page.
+	origin := "http://" + r.Host
+	if d.isHTTPS(r) {
+		origin = "https://" + r.Host
+	}
+	body := map[string]any{"priceId": r.PostFormValue("priceId"),
+		"successUrl": origin + "/usage?done=upgraded", "cancelUrl": origin + "/usage?done=canceled"}
+	if problem := d.call(r, "POST", "/billing/checkout", body).into(&sess); problem != nil {
 		p := &usagePage{Prices: billing.Catalog}
 		d.call(r, "GET", "/usage", nil).into(&p.Usage)
 		d.render(w, r, problem.Status, "usage", view{Title: "Usage", Nav: "usage", Data: p, Problem: problem})
