@@ -134,6 +134,16 @@ func (o output) write(v any, table func(tw *tabwriter.Writer)) error {
 	return tw.Flush()
 }
 
+// connect returns the output the flags chose and a client of the API.
+func (e commandEnv) connect(cf clientFlags) (output, *client.Client, error) {
+	out, err := e.newOutput(cf)
+	if err != nil {
+		return output{}, nil, err
+	}
+	c, err := e.client(cf)
+	return out, c, err
+}
+
 func (e commandEnv) client(cf clientFlags) (*client.Client, error) {
 	key := e.getenv("SHORTLINK_API_KEY")
 	if key == "" {
@@ -251,11 +261,7 @@ func linksCreate(e commandEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("links create: %w", err)
 	}
-	out, err := e.newOutput(cf)
-	if err != nil {
-		return err
-	}
-	c, err := e.client(cf)
+	out, c, err := e.connect(cf)
 	if err != nil {
 		return err
 	}
@@ -359,11 +365,7 @@ func linksUpdate(e commandEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("links update: %w", err)
 	}
-	out, err := e.newOutput(cf)
-	if err != nil {
-		return err
-	}
-	c, err := e.client(cf)
+	out, c, err := e.connect(cf)
 	if err != nil {
 		return err
 	}
@@ -385,11 +387,7 @@ func linksOne(e commandEnv, verb string, args []string) error {
 	if len(pos) != 1 {
 		return fmt.Errorf("links %s: want one link id", verb)
 	}
-	out, err := e.newOutput(cf)
-	if err != nil {
-		return err
-	}
-	c, err := e.client(cf)
+	out, c, err := e.connect(cf)
 	if err != nil {
 		return err
 	}
@@ -434,11 +432,7 @@ func linksList(e commandEnv, args []string) error {
 	if all && o.Page.Page != 0 {
 		return errors.New("links list: --all and --page exclude each other")
 	}
-	out, err := e.newOutput(cf)
-	if err != nil {
-		return err
-	}
-	c, err := e.client(cf)
+	out, c, err := e.connect(cf)
 	if err != nil {
 		return err
 	}
@@ -525,11 +519,7 @@ func runStats(e commandEnv, args []string) error {
 		}
 		*d.dst = t
 	}
-	out, err := e.newOutput(cf)
-	if err != nil {
-		return err
-	}
-	c, err := e.client(cf)
+	out, c, err := e.connect(cf)
 	if err != nil {
 		return err
 	}
