@@ -368,8 +368,12 @@ func (s *Store) RecordAttempt(ctx context.Context, owner, deliveryID string, a w
 		// it; had another attempt locked its own delivery first and then
 		// waited for the webhook, PostgreSQL would find a deadlock.
 		// (SQLite's transactions take the database's write lock at their start.)
+		// FOR NO KEY UPDATE, the lock the counter's UPDATE takes anyway: unlike
+		// FOR UPDATE it lets the foreign-key checks of deliveries being
+		// enqueued for this webhook (FOR KEY SHARE) proceed, which would
+		// otherwise deadlock with link creation.
 		if s.dialect == postgres {
-			if _, err := tx.ExecContext(ctx, `SELECT id FROM webhooks WHERE id = $1 FOR UPDATE`, webhookID); err != nil {
+			if _, err := tx.ExecContext(ctx, `SELECT id FROM webhooks WHERE id = $1 FOR NO KEY UPDATE`, webhookID); err != nil {
 				return fmt.Errorf("record attempt: %w", err)
 			}
 		}
