@@ -30,10 +30,12 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"shortlink.dev/shared/migration"
 	"shortlink.dev/shared/sqlstore"
@@ -65,6 +67,13 @@ type Store struct {
 	conn     driver.Conn
 	counters Counters
 	recent   *recentIDs
+	// visitors caches the distinct visitors of links' days, which
+	// LinkStats would otherwise read from their states again each time
+	// (see visitorsKey).
+	visitors *lru.Cache[visitorsKey, int64]
+	// statesRead counts the days whose visitor states LinkStats read (each
+	// pass over a day counts), for the tests of the cache.
+	statesRead atomic.Int64
 }
 
 // recentIDsKept is how many event ids WriteClicks remembers, so that a batch
@@ -111,7 +120,12 @@ func Open(ctx context.Context, url string, counters Counters) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
 	}
-	s := &Store{conn: conn, counters: counters, recent: newRecentIDs(recentIDsKept)}
+	visitors, err := lru.New[visitorsKey, int64](visitorsCached)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
+	}
+	s := &Store{conn: conn, counters: counters, recent: newRecentIDs(recentIDsKept), visitors: visitors}
 	if err := s.migrate(ctx); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)

@@ -44,8 +44,8 @@ var _ stats.Reader = (*Store)(nil)
 const exactVisitors = 12_000
 
 // LinkStats implements stats.Reader. Range.From and Range.To stand for their
-// whole UTC days. It reads the rollups only, in three concurrent chains of
-// queries: clicks arriving meanwhile may show in one and not yet in another.
+// whole UTC days. It reads the rollups only, in two concurrent chains of
+// queries: clicks arriving meanwhile may show in one and not yet in the other.
 func (s *Store) LinkStats(ctx context.Context, linkID string, r stats.Range) (*stats.LinkStats, error) {
 	from, to := utcDay(r.From), utcDay(r.To)
 	if to.Before(from) {
@@ -57,13 +57,12 @@ func (s *Store) LinkStats(ctx context.Context, linkID string, r stats.Range) (*s
 		days     map[string]linkDay
 		keys     []keyCount
 		last     *time.Time
-		errs     [3]error
+		errs     [2]error
 		fromText = from.Format(dayLayout)
 		toText   = to.Format(dayLayout)
 	)
-	wg.Go(func() { days, errs[0] = s.linkDays(ctx, linkID, fromText, toText) })
+	wg.Go(func() { days, last, errs[0] = s.linkDays(ctx, linkID, fromText, toText) })
 	wg.Go(func() { keys, errs[1] = s.linkKeys(ctx, linkID, fromText, toText) })
-	wg.Go(func() { last, errs[2] = s.lastClick(ctx, linkID) })
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
@@ -115,94 +114,170 @@ type linkDay struct {
 	visitors int64
 }
 
-// linkDays returns the link's days from link_days, keyed YYYY-MM-DD, with
-// their clicks and visitors (see the top of this file).
-func (s *Store) linkDays(ctx context.Context, linkID, from, to string) (map[string]linkDay, error) {
-	rows, err := s.conn.Query(ctx, `SELECT toString(day), countMerge(clicks), count(), any(finalizeAggregation(visitors))
-		FROM link_days WHERE link_id = ? AND day BETWEEN toDate(?) AND toDate(?) GROUP BY day`, linkID, from, to)
+// linkDays returns the link's days from from to to in link_days, keyed
+// YYYY-MM-DD, with their clicks and visitors (see the top of this file), and
+// the time of the link's latest human click ever, nil before the first
+// (link_days has a row for every day with one).
+//
+// A first query reads every day of the link without its visitor states: the
+// clicks, the latest click and how many rows the day is in. The visitors of
+// a day whose clicks are what they were when its visitors were last read
+// come from s.visitors; only the other days' states are read.
+func (s *Store) linkDays(ctx context.Context, linkID, from, to string) (map[string]linkDay, *time.Time, error) {
+	rows, err := s.conn.Query(ctx, `SELECT toString(day), countMerge(clicks), count(), maxMerge(last_us),
+			day BETWEEN toDate(?) AND toDate(?), (SELECT count() FROM click_backfill_runs)
+		FROM link_days WHERE link_id = ? GROUP BY day`, from, to, linkID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
 	days := map[string]linkDay{}
-	var split []string // the days in several rows
+	var (
+		found      bool
+		latest     int64
+		generation uint64
+		unread     []string // the days in range whose visitors are not cached
+		split      []string // the days in several rows
+	)
 	for rows.Next() {
 		var day string
-		var clicks, parts, visitors uint64
-		if err := rows.Scan(&day, &clicks, &parts, &visitors); err != nil {
-			return nil, err
+		var clicks, parts uint64
+		var last int64
+		var inRange uint8
+		if err := rows.Scan(&day, &clicks, &parts, &last, &inRange, &generation); err != nil {
+			return nil, nil, err
 		}
-		days[day] = linkDay{clicks: int64(clicks), visitors: int64(visitors)}
-		if parts > 1 {
-			split = append(split, day)
+		if !found || last > latest {
+			found, latest = true, last
 		}
+		if inRange == 0 {
+			continue
+		}
+		d := linkDay{clicks: int64(clicks)}
+		if v, ok := s.visitors.Get(visitorsKey{generation, linkID, day, clicks}); ok {
+			d.visitors = v
+		} else {
+			unread = append(unread, day)
+			if parts > 1 {
+				split = append(split, day)
+			}
+		}
+		days[day] = d
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if len(split) > 0 {
-		in, args := dayList(split)
-		merged, err := s.dayCounts(ctx, `SELECT toString(day), uniqCombinedMerge(17)(visitors) FROM link_days
-			WHERE link_id = ? AND day IN (`+in+`) GROUP BY day`, append([]any{linkID}, args...)...)
+	var last *time.Time
+	if found {
+		last = microsPtr(latest)
+	}
+	if len(unread) == 0 {
+		return days, last, nil
+	}
+	// The estimate first, then the exact count of the days it puts under
+	// exactVisitors.
+	estimated, err := s.dayVisitors(ctx, linkID, "visitors", 17, unread, split)
+	if err != nil {
+		return nil, nil, err
+	}
+	var small []string
+	for day, v := range estimated {
+		if v.visitors < exactVisitors {
+			small = append(small, day)
+			continue
+		}
+		s.visitors.Add(visitorsKey{generation, linkID, day, uint64(v.clicks)}, v.visitors)
+		d := days[day]
+		d.visitors = v.visitors
+		days[day] = d
+	}
+	if len(small) == 0 {
+		return days, last, nil
+	}
+	exact, err := s.dayVisitors(ctx, linkID, "visitors_exact", 19, small, split)
+	if err != nil {
+		return nil, nil, err
+	}
+	for day, v := range exact {
+		s.visitors.Add(visitorsKey{generation, linkID, day, uint64(v.clicks)}, v.visitors)
+		d := days[day]
+		d.visitors = v.visitors
+		days[day] = d
+	}
+	return days, last, nil
+}
+
+// visitorsKey is a day of a link in the cache of its distinct visitors.
+// ClickHouse only ever adds to a day's rollup, and each human click adds one
+// to its clicks, so the visitors of a day with the same clicks are the same
+// visitors; but for Store.fillLegacy, which adds the visitors of clicks
+// stored before the rollups without adding to the day's clicks, and records
+// its run in click_backfill_runs after: their count is the generation.
+type visitorsKey struct {
+	generation uint64
+	linkID     string
+	day        string
+	clicks     uint64
+}
+
+// visitorsCached is how many days of links the cache of visitor counts
+// holds, about 100 bytes each.
+const visitorsCached = 1 << 16
+
+// dayVisitors is a day's distinct visitors as read from one of link_days'
+// states, and the day's clicks in the same read.
+type dayVisitors struct {
+	clicks, visitors int64
+}
+
+// dayVisitors reads the distinct visitors of the link's days from the
+// state column (visitors, or visitors_exact) of the given precision: it
+// finalizes the state of a day in one row, and merges those of a day in
+// several (split, as the caller last saw; a day split since is read again).
+// Merging a state costs ten times finalizing it, and an aggregate is
+// computed over every row of the query, so only the split days' rows are
+// merged (the -If).
+func (s *Store) dayVisitors(ctx context.Context, linkID, column string, precision int,
+	days, split []string) (map[string]dayVisitors, error) {
+	out := make(map[string]dayVisitors, len(days))
+	for len(days) > 0 {
+		s.statesRead.Add(int64(len(days)))
+		in, args := dayList(days)
+		mergeIf, mergeArgs := "0", []any(nil)
+		if merge := intersect(days, split); len(merge) > 0 {
+			mergeIf, mergeArgs = dayList(merge)
+			mergeIf = "day IN (" + mergeIf + ")"
+		}
+		rows, err := s.conn.Query(ctx, fmt.Sprintf(`SELECT toString(day), countMerge(clicks), count(),
+				if(count() = 1, any(finalizeAggregation(%[1]s)), uniqCombinedMergeIf(%[2]d)(%[1]s, %[3]s))
+			FROM link_days WHERE link_id = ? AND day IN (%[4]s) GROUP BY day`, column, precision, mergeIf, in),
+			append(append(mergeArgs, linkID), args...)...)
 		if err != nil {
 			return nil, err
 		}
-		for day, n := range merged {
-			d := days[day]
-			d.visitors = n
-			days[day] = d
+		var again []string
+		for rows.Next() {
+			var day string
+			var clicks, parts, visitors uint64
+			if err := rows.Scan(&day, &clicks, &parts, &visitors); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if parts > 1 && !slices.Contains(split, day) {
+				again = append(again, day) // split after the caller looked
+				continue
+			}
+			out[day] = dayVisitors{clicks: int64(clicks), visitors: int64(visitors)}
 		}
-	}
-	var small []string
-	for day, d := range days {
-		if d.visitors < exactVisitors {
-			small = append(small, day)
-		}
-	}
-	if len(small) == 0 {
-		return days, nil
-	}
-	// The exact state of the small days: finalized when the day is one row,
-	// merged (the If) when it is several.
-	slices.Sort(small)
-	in, args := dayList(small)
-	mergeIf, mergeArgs := "0", []any(nil)
-	if small := intersect(small, split); len(small) > 0 {
-		mergeIf, mergeArgs = dayList(small)
-		mergeIf = "day IN (" + mergeIf + ")"
-	}
-	exact, err := s.dayCounts(ctx, `SELECT toString(day),
-			if(count() = 1, any(finalizeAggregation(visitors_exact)), uniqCombinedMergeIf(19)(visitors_exact, `+mergeIf+`))
-		FROM link_days WHERE link_id = ? AND day IN (`+in+`) GROUP BY day`,
-		append(append(mergeArgs, linkID), args...)...)
-	if err != nil {
-		return nil, err
-	}
-	for day, n := range exact {
-		d := days[day]
-		d.visitors = n
-		days[day] = d
-	}
-	return days, nil
-}
-
-// dayCounts runs a query of (day, count) rows.
-func (s *Store) dayCounts(ctx context.Context, query string, args ...any) (map[string]int64, error) {
-	rows, err := s.conn.Query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	counts := map[string]int64{}
-	for rows.Next() {
-		var day string
-		var n uint64
-		if err := rows.Scan(&day, &n); err != nil {
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
 			return nil, err
 		}
-		counts[day] = int64(n)
+		split = append(split, again...)
+		days = again
 	}
-	return counts, rows.Err()
+	return out, nil
 }
 
 // dayList returns the placeholders of an IN list of days and their arguments.
@@ -264,21 +339,6 @@ func (s *Store) linkKeys(ctx context.Context, linkID, from, to string) ([]keyCou
 		keys = append(keys, k)
 	}
 	return keys, rows.Err()
-}
-
-// lastClick returns the time of the link's latest human click ever, nil
-// before the first: link_days has a row for every day with one.
-func (s *Store) lastClick(ctx context.Context, linkID string) (*time.Time, error) {
-	var n uint64
-	var last int64
-	if err := s.conn.QueryRow(ctx, `SELECT count(), maxMerge(last_us) FROM link_days WHERE link_id = ?`,
-		linkID).Scan(&n, &last); err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		return nil, nil
-	}
-	return microsPtr(last), nil
 }
 
 // ClicksSince implements stats.Reader: the workspace's human clicks at or

@@ -1,0 +1,4 @@
+package clickhouse
+
+// StatesRead returns how many days' visitor states s's LinkStats read.
+func StatesRead(s *Store) int64 { return s.statesRead.Load() }
