@@ -30,6 +30,22 @@ type Store struct {
 	stmts [stmtCount]*sql.Stmt
 }
 
+// checkpointPages is the size of the WAL, in pages, past which a commit of
+// the clicks' writer copies the WAL into the database file (SQLite's
+// automatic checkpoint; its default is 1,000). The checkpoint runs in that
+// commit, on the writer's goroutine, and fsyncs the WAL and then the
+// database file (synchronous=NORMAL); a blocking system call keeps the
+// goroutine's P, the scheduler's right to run Go code, until the runtime's
+// monitor next looks, up to 10 ms under steady load. With one CPU, as when
+// `shortlink serve` is pinned to a core, that P is the only one, and every
+// redirect waited: the redirect p99 under wrk -c64 (about 140,000
+// redirects/s, every click stored) was 6.3–6.9 ms with 1,000 pages, 2.5 ms
+// with no checkpoint at all, and 3.0–3.7 ms with 100 pages, whose smaller
+// fsyncs end sooner, for 3–7 % fewer redirects per second (checkpoints copy
+// the pages written again and again more often). Data are as safe at any
+// size: the same checkpoint, the same fsyncs.
+const checkpointPages = 100
+
 // Open opens the analytics tables in the SQLite database file at path, the
 // control plane's shortlink.db, and applies their pending migrations before
 // it returns. The file must hold the control plane's schema already: call
@@ -62,7 +78,7 @@ func open(ctx context.Context, path string) (_ *Store, err error) {
 	if err := s.migrate(ctx); err != nil {
 		return nil, err
 	}
-	if s.w, err = sqlstore.OpenSQLiteDB(ctx, path); err != nil {
+	if s.w, err = sqlstore.OpenSQLiteDB(ctx, path, fmt.Sprintf("wal_autocheckpoint(%d)", checkpointPages)); err != nil {
 		return nil, err
 	}
 	s.w.SetMaxOpenConns(1)

@@ -75,11 +75,15 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 
 // OpenSQLiteDB opens a connection pool on the SQLite file at path with the
 // settings every store on that file shares (WAL, busy_timeout, foreign keys,
-// transactions that take the write lock at their start); the analytics plane's
+// transactions that take the write lock at their start), and each of pragmas
+// (like "wal_autocheckpoint(0)") on every connection; the analytics plane's
 // embedded click store opens the control plane's file with it.
-func OpenSQLiteDB(ctx context.Context, path string) (*sql.DB, error) {
+func OpenSQLiteDB(ctx context.Context, path string, pragmas ...string) (*sql.DB, error) {
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	for _, p := range pragmas {
+		dsn += "&_pragma=" + p
+	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open SQLite %s: %w", path, err)
