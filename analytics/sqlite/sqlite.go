@@ -34,16 +34,18 @@ type Store struct {
 // the clicks' writer copies the WAL into the database file (SQLite's
 // automatic checkpoint; its default is 1,000). The checkpoint runs in that
 // commit, on the writer's goroutine, and fsyncs the WAL and then the
-// database file (synchronous=NORMAL); a blocking system call keeps the
-// goroutine's P, the scheduler's right to run Go code, until the runtime's
-// monitor next looks, up to 10 ms under steady load. With one CPU, as when
-// `shortlink serve` is pinned to a core, that P is the only one, and every
-// redirect waited: the redirect p99 under wrk -c64 (about 140,000
-// redirects/s, every click stored) was 6.3–6.9 ms with 1,000 pages, 2.5 ms
-// with no checkpoint at all, and 3.0–3.7 ms with 100 pages, whose smaller
-// fsyncs end sooner, for 3–7 % fewer redirects per second (checkpoints copy
-// the pages written again and again more often). Data are as safe at any
-// size: the same checkpoint, the same fsyncs.
+// database file (synchronous=NORMAL). A goroutine in a blocking system call
+// keeps its P, the scheduler's right to run Go code, until the runtime's
+// monitor next looks (up to 10 ms apart under steady load); with one CPU, as
+// when `shortlink serve` is pinned to a core, that P is the only one, and
+// every redirect waits for the fsync. Under wrk -c64 (about 140,000
+// redirects/s, every click stored; three runs each) the redirect p99 was
+// 6.1–6.4 ms with 1,000 pages, 2.5 ms with no checkpoint at all, and 2.9–3.4
+// ms with 100 pages, whose fsyncs are smaller and end sooner, for 2 % fewer
+// redirects per second (checkpoints copy the pages written again and again
+// more often). Data are as safe at any size: the same checkpoint, the same
+// fsyncs. The control plane's connections keep the default: the writer keeps
+// the WAL far below it.
 const checkpointPages = 100
 
 // Open opens the analytics tables in the SQLite database file at path, the
