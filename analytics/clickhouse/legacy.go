@@ -87,23 +87,34 @@ func (s *Store) fillLegacy(ctx context.Context) error {
 		last := first.AddDate(0, 1, -1)
 		for _, stmt := range legacyFill {
 			if err := s.conn.Exec(ctx, stmt, first.Format(dayLayout), last.Format(dayLayout)); err != nil {
+				// Some rollups may have changed: record a run that
+				// counted nothing new (the previous highest block), so
+				// that readers' caches of visitors see a new generation
+				// (see visitorsKey), and the next store fills again.
+				_ = s.recordFill(context.WithoutCancel(ctx), counted)
 				return fmt.Errorf("cannot count the clicks of %s stored before the rollups: %w",
 					first.Format("2006-01"), err)
 			}
 		}
 	}
-	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO click_backfill_runs (max_block, at)`)
-	if err != nil {
-		return fmt.Errorf("cannot record the count of the clicks stored before the rollups: %w", err)
-	}
-	defer batch.Close()
-	if err := batch.Append(top, time.Now().UTC()); err != nil {
-		return fmt.Errorf("cannot record the count of the clicks stored before the rollups: %w", err)
-	}
-	if err := batch.Send(); err != nil {
+	if err := s.recordFill(ctx, top); err != nil {
 		return fmt.Errorf("cannot record the count of the clicks stored before the rollups: %w", err)
 	}
 	return nil
+}
+
+// recordFill adds a run of fillLegacy, which counted the clicks in blocks up
+// to maxBlock, to click_backfill_runs.
+func (s *Store) recordFill(ctx context.Context, maxBlock uint64) error {
+	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO click_backfill_runs (max_block, at)`)
+	if err != nil {
+		return err
+	}
+	defer batch.Close()
+	if err := batch.Append(maxBlock, time.Now().UTC()); err != nil {
+		return err
+	}
+	return batch.Send()
 }
 
 // legacyMonths returns the first days of the months that have legacy clicks.

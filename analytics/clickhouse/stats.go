@@ -212,7 +212,10 @@ func (s *Store) linkDays(ctx context.Context, linkID, from, to string) (map[stri
 // to its clicks, so the visitors of a day with the same clicks are the same
 // visitors; but for Store.fillLegacy, which adds the visitors of clicks
 // stored before the rollups without adding to the day's clicks, and records
-// its run in click_backfill_runs after: their count is the generation.
+// its run in click_backfill_runs after, or after failing part-way: their
+// count is the generation. (A fill cut off by the end of its process leaves
+// no record: a count read meanwhile may stay in the cache until the next
+// fill, which the next store to open runs, ends.)
 type visitorsKey struct {
 	generation uint64
 	linkID     string
@@ -290,7 +293,7 @@ func dayList(days []string) (string, []any) {
 	return strings.Join(marks, ", "), args
 }
 
-// intersect returns the elements of a (sorted) that are in b.
+// intersect returns the elements of a that are in b, in a's order.
 func intersect(a, b []string) []string {
 	var out []string
 	for _, x := range a {

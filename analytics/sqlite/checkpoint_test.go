@@ -52,9 +52,11 @@ func TestWriterCheckpointsSmall(t *testing.T) {
 			largest = max(largest, fi.Size())
 		}
 	}
-	// 100 pages of 4 KiB, and the batch that crossed them.
-	if largest > 2<<20 {
-		t.Errorf("the WAL grew to %d bytes, want at most 2 MiB", largest)
+	// 100 pages of 4 KiB, and the batch that crossed them (up to about 300
+	// pages here, with 50 links' visitor sketches rewritten); with 1,000
+	// pages it passes 4 MiB.
+	if largest > 3<<20 {
+		t.Errorf("the WAL grew to %d bytes, want at most 3 MiB", largest)
 	}
 	var stored int
 	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(events), 0) FROM click_chunks`).Scan(&stored); err != nil {
