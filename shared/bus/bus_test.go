@@ -175,6 +175,37 @@ func TestMemoryStoresEveryAcceptedEventThroughFailures(t *testing.T) {
 	}
 }
 
+// TestMemoryDefaultBatch: without a BatchSize, the handler gets batches of
+// DefaultBatchSize events, handed on as soon as one is full.
+func TestMemoryDefaultBatch(t *testing.T) {
+	m := NewMemory(MemoryOptions{FlushInterval: time.Hour})
+	batches := make(chan int, 10)
+	go m.Consume(func(_ context.Context, batch []click.Event) error {
+		batches <- len(batch)
+		return nil
+	})
+	for range DefaultBatchSize - 1 {
+		m.Offer(click.Event{ID: click.NewEventID()})
+	}
+	select {
+	case n := <-batches:
+		t.Fatalf("a batch of %d events before %d were offered", n, DefaultBatchSize)
+	case <-time.After(100 * time.Millisecond):
+	}
+	m.Offer(click.Event{ID: click.NewEventID()})
+	select {
+	case n := <-batches:
+		if n != DefaultBatchSize {
+			t.Fatalf("a batch of %d events, want %d", n, DefaultBatchSize)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no batch when it was full")
+	}
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestMemoryLinkChangesAreSynchronous(t *testing.T) {
 	m := NewMemory(MemoryOptions{})
 	var got []LinkChange
