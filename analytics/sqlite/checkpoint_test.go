@@ -18,17 +18,7 @@ import (
 // click is still there after.
 func TestWriterCheckpointsSmall(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "shortlink.db")
-	links, err := sqlstore.OpenSQLite(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer links.Close()
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, path := openTestStore(t)
 
 	var n int
 	if err := s.w.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&n); err != nil || n != checkpointPages {
@@ -65,4 +55,24 @@ func TestWriterCheckpointsSmall(t *testing.T) {
 	if stored != batches*size {
 		t.Errorf("%d clicks stored, want %d", stored, batches*size)
 	}
+}
+
+// openTestStore opens the control plane's store and the click store on a
+// new file, both closed when t ends, and returns the click store and the
+// file's path.
+func openTestStore(t *testing.T) (*Store, string) {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "shortlink.db")
+	links, err := sqlstore.OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { links.Close() })
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path
 }

@@ -5,13 +5,11 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"shortlink.dev/shared/click"
-	"shortlink.dev/shared/sqlstore"
 )
 
 func TestMergeSpans(t *testing.T) {
@@ -36,17 +34,7 @@ func TestMergeSpans(t *testing.T) {
 // stored once, and a source's ids collapse into as many ranges as it has gaps.
 func TestSeenIDs(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "shortlink.db")
-	links, err := sqlstore.OpenSQLite(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer links.Close()
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, _ := openTestStore(t)
 
 	id := func(source byte, seq uint64) click.EventID {
 		var e click.EventID
