@@ -30,9 +30,14 @@ type bioPage struct {
 	CachedUntil  time.Time
 }
 
+// bioPagesCached is how many rendered link-in-bio pages an edge keeps.
+const bioPagesCached = 1 << 13
+
+// newBioCache returns the cache of rendered pages: each costs 1 (see the
+// link cache in New).
 func newBioCache() (*ristretto.Cache[uint64, *bioPage], error) {
 	return ristretto.NewCache(&ristretto.Config[uint64, *bioPage]{
-		NumCounters: 1 << 16, MaxCost: 1 << 13, BufferItems: 64,
+		NumCounters: 8 * bioPagesCached, MaxCost: bioPagesCached, BufferItems: 64, IgnoreInternalCost: true,
 	})
 }
 

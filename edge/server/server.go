@@ -134,8 +134,16 @@ func New(o Options) (*Edge, error) {
 	}
 	e.domains.init(o.Config.DefaultDomain)
 	var err error
+	// ristretto's TinyLFU admission keeps the links hit again and again over
+	// a flood of one-off slugs. Each entry costs 1, so MaxCost counts
+	// entries: ristretto otherwise adds the size of its own record of an
+	// entry (56 bytes) to every cost, and the cache held 1/57th of its size.
+	size := int64(o.Config.EdgeCacheLinks)
+	if size <= 0 {
+		size = config.DefaultEdgeCacheLinks
+	}
 	if e.links, err = ristretto.NewCache(&ristretto.Config[uint64, *target.Link]{
-		NumCounters: 8 * linkCacheSize, MaxCost: linkCacheSize, BufferItems: 64,
+		NumCounters: 8 * size, MaxCost: size, BufferItems: 64, IgnoreInternalCost: true,
 	}); err != nil {
 		return nil, err
 	}
@@ -231,11 +239,6 @@ func linkKey(domain, slug []byte) uint64 {
 	n += copy(buf[n:], slug)
 	return xxhash.Sum64(buf[:n])
 }
-
-// linkCacheSize bounds how many compiled links (and absences) an edge keeps;
-// ristretto's TinyLFU admission keeps the links hit again and again over a
-// flood of one-off slugs.
-const linkCacheSize = 1 << 17
 
 // lookup returns the compiled link of domain+slug, from the cache or the source.
 // Entries carry their own expiry, checked against the request's clock reading.

@@ -46,7 +46,18 @@ type Config struct {
 	// StripePrices maps catalog price ids (price_pro_monthly, …) to the Stripe
 	// price ids Checkout sells; a catalog id without one is sent to Stripe as is.
 	StripePrices map[string]string
+	// EdgeCacheLinks is how many compiled links (and absences) an edge keeps
+	// in memory (SHORTLINK_EDGE_CACHE_LINKS).
+	EdgeCacheLinks int
 }
+
+// DefaultEdgeCacheLinks is SHORTLINK_EDGE_CACHE_LINKS's default: 131,072
+// links, about 25 MiB of an edge's memory.
+const DefaultEdgeCacheLinks = 1 << 17
+
+// maxEdgeCacheLinks bounds SHORTLINK_EDGE_CACHE_LINKS: ristretto keeps 8
+// counters per entry, and 2^26 links is tens of GiB.
+const maxEdgeCacheLinks = 1 << 26
 
 // option is one setting: its variable, default, and how to parse it into c.
 type option struct {
@@ -173,6 +184,14 @@ var options = []option{
 			}
 			c.WebhookRetries = append(c.WebhookRetries, d)
 		}
+		return nil
+	}},
+	{"SHORTLINK_EDGE_CACHE_LINKS", strconv.Itoa(DefaultEdgeCacheLinks), func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxEdgeCacheLinks {
+			return fmt.Errorf("must be a whole number of links from 1 to %d", maxEdgeCacheLinks)
+		}
+		c.EdgeCacheLinks = n
 		return nil
 	}},
 	{"SHORTLINK_WEBHOOK_ALLOW_PRIVATE", "false", func(c *Config, v string) (err error) {

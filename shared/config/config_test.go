@@ -41,6 +41,7 @@ func TestLoadDefaults(t *testing.T) {
 			workspace.Scale: 3000, workspace.Enterprise: 10000,
 		},
 		WebhookRetries: []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, time.Hour},
+		EdgeCacheLinks: 131072,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -90,6 +91,7 @@ func TestNamesMatchContract(t *testing.T) {
 		"SHORTLINK_STRIPE_API_BASE":        "",
 		"SHORTLINK_STRIPE_WEBHOOK_SECRET":  "",
 		"SHORTLINK_STRIPE_PRICES":          "",
+		"SHORTLINK_EDGE_CACHE_LINKS":       "131072",
 	}
 	got := map[string]string{}
 	for _, nd := range Names() {
@@ -171,6 +173,10 @@ func TestLoadRejects(t *testing.T) {
 		{"SHORTLINK_WEBHOOK_RETRY_SCHEDULE", "5s,30s,2m,10m,-1h", nil},
 		{"SHORTLINK_WEBHOOK_RETRY_SCHEDULE", "5,30,120,600,3600", nil},
 		{"SHORTLINK_WEBHOOK_ALLOW_PRIVATE", "maybe", nil},
+		{"SHORTLINK_EDGE_CACHE_LINKS", "0", nil},
+		{"SHORTLINK_EDGE_CACHE_LINKS", "-5", nil},
+		{"SHORTLINK_EDGE_CACHE_LINKS", "1e6", nil},
+		{"SHORTLINK_EDGE_CACHE_LINKS", "67108865", nil},
 		{"SHORTLINK_WEBHOOK_CA_FILE", "/nonexistent/ca.pem", nil},
 		{"SHORTLINK_BILLING_PROCESSOR", "paypal", nil},
 		{"SHORTLINK_STRIPE_API_BASE", "ftp://localhost:12111", nil},
@@ -242,6 +248,7 @@ func TestLoadAccepts(t *testing.T) {
 		"SHORTLINK_STRIPE_API_BASE":        "http://localhost:12111",
 		"SHORTLINK_STRIPE_WEBHOOK_SECRET":  "whsec_x",
 		"SHORTLINK_STRIPE_PRICES":          "price_pro_monthly=price_1Pro, price_scale_annual = price_1Scale",
+		"SHORTLINK_EDGE_CACHE_LINKS":       "1048576",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -281,6 +288,7 @@ func TestLoadAccepts(t *testing.T) {
 		StripeAPIBase:       "http://localhost:12111",
 		StripeWebhookSecret: "whsec_x",
 		StripePrices:        map[string]string{"price_pro_monthly": "price_1Pro", "price_scale_annual": "price_1Scale"},
+		EdgeCacheLinks:      1 << 20,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("\n got %+v\nwant %+v", c, want)

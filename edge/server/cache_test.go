@@ -1,0 +1,64 @@
+package server
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"shortlink.dev/shared/bus"
+	"shortlink.dev/shared/click"
+	"shortlink.dev/shared/config"
+	"shortlink.dev/shared/link"
+)
+
+// TestLinkCacheSize: the edge keeps as many links as SHORTLINK_EDGE_CACHE_LINKS
+// says, and no more.
+func TestLinkCacheSize(t *testing.T) {
+	const links = 5000
+	src := mapSource{}
+	for i := range links {
+		slug := "s" + strconv.Itoa(i)
+		src["localhost:8081/"+slug] = &link.Link{ID: "lnk_" + slug, WorkspaceID: "ws", Domain: "localhost:8081",
+			Slug: slug, DestinationURL: "https://example.com/" + slug, Tags: []string{}}
+	}
+	cached := func(t *testing.T, size int) int {
+		t.Helper()
+		cfg, err := config.Load(func(k string) string {
+			if k == "SHORTLINK_EDGE_CACHE_LINKS" {
+				return strconv.Itoa(size)
+			}
+			return ""
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := bus.NewMemory(bus.MemoryOptions{})
+		go b.Consume(func(context.Context, []click.Event) error { return nil })
+		t.Cleanup(func() { b.Close(context.Background()) })
+		e, err := New(Options{Config: cfg, Source: src, Clicks: b, Secret: []byte("cache-secret")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, now := context.Background(), time.Now()
+		for i := range links {
+			if _, err := e.lookup(ctx, "localhost:8081", []byte("s"+strconv.Itoa(i)), now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.links.Wait()
+		n := 0
+		for i := range links {
+			if _, ok := e.links.Get(linkKey([]byte("localhost:8081"), []byte("s"+strconv.Itoa(i)))); ok {
+				n++
+			}
+		}
+		return n
+	}
+	if n := cached(t, 2*links); n < links*99/100 {
+		t.Errorf("a cache of %d links holds %d of %d links asked once", 2*links, n, links)
+	}
+	if n := cached(t, 100); n > 100 {
+		t.Errorf("a cache of 100 links holds %d", n)
+	}
+}
