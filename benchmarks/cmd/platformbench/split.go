@@ -63,12 +63,9 @@ func (b *bench) splitPhases(phase func(string, func() error)) error {
 		return err
 	}
 	s.c = api.New(found[0], s.key)
-	ep, found, err := b.start(proc.Spec{Name: "edge", Bin: b.bin("edge"), Env: s.environ(filepath.Join(dir, "edge"), "SHORTLINK_EDGE_ADDR=127.0.0.1:0"),
-		CPUs: b.o.serverCPU}, 120*time.Second, edgeLine)
-	if err != nil {
+	if s.edge, err = s.startEdge("edge"); err != nil {
 		return err
 	}
-	s.edge = &server{name: "edge", p: ep, base: found[0], metrics: found[0] + "metrics"}
 	if s.link, err = benchLink(s.edge, s.c); err != nil {
 		return err
 	}
@@ -79,6 +76,17 @@ func (b *bench) splitPhases(phase func(string, func() error)) error {
 	phase("miss", s.miss)
 	phase("stats-clickhouse", s.statsClickHouse)
 	return nil
+}
+
+// startEdge starts bin/edge (pinned to -server-cpu) as name, with the extra
+// settings.
+func (s *split) startEdge(name string, extra ...string) (*server, error) {
+	env := s.environ(filepath.Join(s.dir, "edge"), append([]string{"SHORTLINK_EDGE_ADDR=127.0.0.1:0"}, extra...)...)
+	ep, found, err := s.b.start(proc.Spec{Name: name, Bin: s.b.bin("edge"), Env: env, CPUs: s.b.o.serverCPU}, 120*time.Second, edgeLine)
+	if err != nil {
+		return nil, err
+	}
+	return &server{name: "edge", p: ep, base: found[0], metrics: found[0] + "metrics"}, nil
 }
 
 // servicesUp runs `deploy/local/services up DIR` and reads the settings it
