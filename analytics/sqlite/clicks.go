@@ -37,6 +37,7 @@ func (s *Store) WriteClicks(ctx context.Context, batch []click.Event) error {
 		if err != nil {
 			return err
 		}
+		bus.Yield(ctx)
 		return w.store(ctx, fresh, true)
 	})
 	if err != nil {
@@ -117,6 +118,7 @@ func (s *Store) inWriteTx(ctx context.Context, fn func(w *writer) error) error {
 		tx.Rollback()
 		return err
 	}
+	bus.Yield(ctx) // the commit may checkpoint: its longest step
 	return tx.Commit()
 }
 
@@ -230,6 +232,7 @@ func (w *writer) store(ctx context.Context, events []*click.Event, counting bool
 			len(c.events), c.humans, record); err != nil {
 			return fmt.Errorf("store clicks of link %s: %w", c.link, err)
 		}
+		bus.Yield(ctx)
 		if c.humans == 0 {
 			continue
 		}

@@ -76,11 +76,23 @@ func (m *Memory) Buffered() int { return m.buf.Len() }
 // Consume hands batches of click events to h until Close; run it once, in its
 // own goroutine. A batch that h fails is retried, with a growing pause, until it
 // is stored: an event accepted by Offer is never lost while the process lives.
+//
+// The handler shares the process with the edge: its context lets it step
+// aside for the redirects between the steps of a batch (Yield), while the
+// buffer is less than half full.
 func (m *Memory) Consume(h ClickHandler) {
 	defer close(m.closed)
+	ctx := context.Background()
+	y, err := newYielder(func() bool { return m.buf.Len() > m.opts.Buffer/2 })
+	if err != nil {
+		m.opts.Logger.Warn("the click writer cannot step aside for the redirects", "err", err)
+	} else {
+		defer y.close()
+		ctx = withYield(ctx, y)
+	}
 	m.buf.Drain(m.opts.BatchSize, m.opts.FlushInterval, func(batch []click.Event) {
 		for pause := 50 * time.Millisecond; ; pause = min(2*pause, 5*time.Second) {
-			err := h(context.Background(), batch)
+			err := h(ctx, batch)
 			if err == nil {
 				return
 			}
