@@ -8,9 +8,9 @@ import (
 )
 
 // Yield lets the goroutines that wait on the network run, when ctx says the
-// handler shares its process with a latency-sensitive server: the in-process
-// bus's batches do (WithYield). A click store calls it between the steps of a
-// long write. Elsewhere it does nothing.
+// handler shares its process with a latency-sensitive server, as the
+// in-process bus's handler does (Memory.Consume). A click store calls it
+// between the steps of a long write. Elsewhere it does nothing.
 func Yield(ctx context.Context) {
 	if y, ok := ctx.Value(yieldKey{}).(*yielder); ok {
 		y.yield()
@@ -25,7 +25,7 @@ func withYield(ctx context.Context, y *yielder) context.Context {
 }
 
 // yieldEvery is the least time between two yields: a yield costs a few
-// microseconds, a redirect waits at most about this long for the writer.
+// microseconds, so the writer runs at least this long between two.
 const yieldEvery = 200 * time.Microsecond
 
 // yielder steps a background goroutine aside for the network.
