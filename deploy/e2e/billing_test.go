@@ -350,3 +350,35 @@ func TestCheckoutStripe(t *testing.T) {
 		t.Fatalf("after customer.subscription.deleted: plan %s, rate %d; want free, 60", plan, rate)
 	}
 }
+
+// TestCheckoutStripeRefused: a checkout that Stripe refuses (here a secret
+// key that is no key, which stripe-mock refuses as Stripe does) or that
+// cannot reach Stripe answers 502 PAYMENT_PROCESSOR_ERROR saying which, never
+// a 500, and changes no plan.
+func TestCheckoutStripeRefused(t *testing.T) {
+	needBinary(t)
+	mock := startStripeMock(t)
+	for _, tc := range []struct {
+		name, key, apiBase, message string
+	}{
+		{"refused", "not_a_key", mock.APIBase, "Stripe refused the checkout session (HTTP 401"},
+		{"unreachable", "sk_test_e2e", "http://127.0.0.1:" + freePort(t), "cannot reach Stripe"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := newTarget(t,
+				"SHORTLINK_BILLING_PROCESSOR=stripe",
+				"SHORTLINK_STRIPE_SECRET_KEY="+tc.key,
+				"SHORTLINK_STRIPE_API_BASE="+tc.apiBase,
+			)
+			ws := tg.NewWorkspace(t, "free")
+			e := tg.API(t, ws.Key, http.MethodPost, "/billing/checkout/pro/monthly", map[string]any{}).
+				wantError(t, http.StatusBadGateway, "PAYMENT_PROCESSOR_ERROR")
+			if !strings.Contains(e.Message, tc.message) {
+				t.Errorf("message %q, want it to say %q", e.Message, tc.message)
+			}
+			if plan, _, _ := tg.usageOf(t, ws.Key); plan != "free" {
+				t.Errorf("a failed checkout changed the plan to %s", plan)
+			}
+		})
+	}
+}

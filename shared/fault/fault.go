@@ -30,6 +30,9 @@ const (
 	PayloadTooLarge   Code = "PAYLOAD_TOO_LARGE"
 	RateLimited       Code = "RATE_LIMITED"
 	Internal          Code = "INTERNAL_ERROR"
+	// PaymentProcessor: the payment processor (Stripe) refused a request or
+	// could not be reached; the message says which, and why.
+	PaymentProcessor Code = "PAYMENT_PROCESSOR_ERROR"
 
 	// IdempotencyKeyReused: an Idempotency-Key sent again with another
 	// request (method, path or body) than the one it was first used with.
@@ -58,6 +61,7 @@ var statuses = map[Code]int{
 	PayloadTooLarge:   http.StatusRequestEntityTooLarge,
 	RateLimited:       http.StatusTooManyRequests,
 	Internal:          http.StatusInternalServerError,
+	PaymentProcessor:  http.StatusBadGateway,
 
 	// Idempotency-Key conflicts (docs/api.md).
 	IdempotencyKeyReused: http.StatusConflict,

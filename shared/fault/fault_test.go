@@ -33,6 +33,7 @@ func TestStatus(t *testing.T) {
 		{"METHOD_NOT_ALLOWED", http.StatusMethodNotAllowed},
 		{"IDEMPOTENCY_KEY_REUSED", http.StatusConflict},
 		{"IDEMPOTENCY_KEY_IN_USE", http.StatusConflict},
+		{"PAYMENT_PROCESSOR_ERROR", http.StatusBadGateway},
 		// Unknown codes are a bug and answer 500.
 		{"", http.StatusInternalServerError},
 		{"validation_error", http.StatusInternalServerError},
@@ -56,6 +57,7 @@ func TestConstantsSpelling(t *testing.T) {
 		MethodNotAllowed: "METHOD_NOT_ALLOWED", PayloadTooLarge: "PAYLOAD_TOO_LARGE",
 		RateLimited: "RATE_LIMITED", Internal: "INTERNAL_ERROR",
 		IdempotencyKeyReused: "IDEMPOTENCY_KEY_REUSED", IdempotencyKeyInUse: "IDEMPOTENCY_KEY_IN_USE",
+		PaymentProcessor: "PAYMENT_PROCESSOR_ERROR",
 	}
 	for c, s := range want {
 		if string(c) != s {

@@ -3,6 +3,8 @@ package billing
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -87,7 +89,7 @@ func (s *Stripe) CreateSession(ctx context.Context, r Request) (*Session, error)
 	}
 	cs, err := s.client.V1CheckoutSessions.Create(ctx, params)
 	if err != nil {
-		return nil, err
+		return nil, processorError(err)
 	}
 	return &Session{ID: cs.ID, URL: cs.URL}, nil
 }
@@ -198,4 +200,17 @@ func (s *Service) applyCompleted(ctx context.Context, ev stripe.Event, cs *strip
 			"subscription", sub.ID, "workspace", wsID, "plan", price.Plan)
 	}
 	return nil
+}
+
+// processorError is the API's error for a failed call to Stripe: 502
+// PAYMENT_PROCESSOR_ERROR with Stripe's own message when Stripe refused (a
+// price or key the operator misconfigured, say), or saying that Stripe could
+// not be reached. The cause stays in the chain, for the log.
+func processorError(err error) error {
+	var se *stripe.Error
+	if errors.As(err, &se) {
+		return fmt.Errorf("%w: %w", fault.New(fault.PaymentProcessor, "Stripe refused the checkout session (HTTP %d, %s): %s",
+			se.HTTPStatusCode, se.Type, se.Msg), err)
+	}
+	return fmt.Errorf("%w: %w", fault.New(fault.PaymentProcessor, "cannot reach Stripe; try again later"), err)
 }

@@ -52,8 +52,13 @@ func writeList(w http.ResponseWriter, data any, p page, total int) {
 
 // writeError writes err in the error envelope. An error without a code of ours
 // is an internal error: it is logged with the request id and shown to nobody.
+// Another 5xx (a payment processor's failure) is shown and logged whole.
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := fault.As(err)
+	if ok && e.Code != fault.Internal && e.Code.Status() >= 500 {
+		a.log.ErrorContext(r.Context(), "upstream error", "request_id", requestID(r.Context()),
+			"method", r.Method, "path", r.URL.Path, "err", err)
+	}
 	if !ok || e.Code == fault.Internal {
 		a.log.ErrorContext(r.Context(), "internal error", "request_id", requestID(r.Context()),
 			"method", r.Method, "path", r.URL.Path, "err", err)

@@ -45,6 +45,7 @@ var ErrorCodes = map[int][]string{
 	413: {"PAYLOAD_TOO_LARGE"},
 	429: {"RATE_LIMITED"},
 	500: {"INTERNAL_ERROR"},
+	502: {"PAYMENT_PROCESSOR_ERROR"},
 }
 
 // errorResponses names the response component of each error status.
@@ -62,6 +63,7 @@ var errorResponses = []struct {
 	{413, "PayloadTooLarge", "The body is larger than 1 MiB."},
 	{429, "TooManyRequests", "Over the rate limit; retry after Retry-After seconds."},
 	{500, "InternalError", "A bug; the message quotes the request id (X-Request-ID) that the log carries."},
+	{502, "BadGateway", "The payment processor (Stripe) refused the checkout or could not be reached; the message says which, quoting Stripe's reason."},
 }
 
 func responseName(status int) string {
