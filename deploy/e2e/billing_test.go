@@ -354,7 +354,7 @@ func TestCheckoutStripe(t *testing.T) {
 // TestCheckoutStripeRefused: a checkout that Stripe refuses (here a secret
 // key that is no key, which stripe-mock refuses as Stripe does) or that
 // cannot reach Stripe answers 502 PAYMENT_PROCESSOR_ERROR saying which, never
-// a 500, and changes no plan.
+// a 500, without Stripe's reason (it can quote the key), and changes no plan.
 func TestCheckoutStripeRefused(t *testing.T) {
 	needBinary(t)
 	mock := startStripeMock(t)
@@ -375,6 +375,9 @@ func TestCheckoutStripeRefused(t *testing.T) {
 				wantError(t, http.StatusBadGateway, "PAYMENT_PROCESSOR_ERROR")
 			if !strings.Contains(e.Message, tc.message) {
 				t.Errorf("message %q, want it to say %q", e.Message, tc.message)
+			}
+			if strings.Contains(e.Message, tc.key) || strings.Contains(e.Message, "Authorization") {
+				t.Errorf("message %q shows Stripe's reason", e.Message)
 			}
 			if plan, _, _ := tg.usageOf(t, ws.Key); plan != "free" {
 				t.Errorf("a failed checkout changed the plan to %s", plan)

@@ -203,14 +203,16 @@ func (s *Service) applyCompleted(ctx context.Context, ev stripe.Event, cs *strip
 }
 
 // processorError is the API's error for a failed call to Stripe: 502
-// PAYMENT_PROCESSOR_ERROR with Stripe's own message when Stripe refused (a
-// price or key the operator misconfigured, say), or saying that Stripe could
-// not be reached. The cause stays in the chain, for the log.
+// PAYMENT_PROCESSOR_ERROR, saying whether Stripe refused (a price or key the
+// operator misconfigured, say) or could not be reached. Stripe's own reason
+// stays in the chain, for the log: it can name the operator's prices or
+// show part of the key, which the client must not see.
 func processorError(err error) error {
 	var se *stripe.Error
 	if errors.As(err, &se) {
-		return fmt.Errorf("%w: %w", fault.New(fault.PaymentProcessor, "Stripe refused the checkout session (HTTP %d, %s): %s",
-			se.HTTPStatusCode, se.Type, se.Msg), err)
+		return fmt.Errorf("%w: %w", fault.New(fault.PaymentProcessor,
+			"Stripe refused the checkout session (HTTP %d); the operator's log has the reason under this request's X-Request-ID",
+			se.HTTPStatusCode), err)
 	}
 	return fmt.Errorf("%w: %w", fault.New(fault.PaymentProcessor, "cannot reach Stripe; try again later"), err)
 }

@@ -478,12 +478,13 @@ func TestStripeCheckout(t *testing.T) {
 		t.Errorf("unmapped price: Stripe got %v", form)
 	}
 
-	// Stripe refusing is the operator's problem: a 500 that shows no internals.
+	// Stripe refusing is the operator's problem: a 502 that says so and
+	// shows no internals (Stripe's reason goes to the log).
 	fake.mu.Lock()
 	fake.fail = true
 	fake.mu.Unlock()
 	rec := a.do(t, a.key, http.MethodPost, "/api/v1/billing/checkout/business/monthly", "")
-	wantAPIError(t, rec, 500, "INTERNAL_ERROR", "")
+	wantAPIError(t, rec, 502, "PAYMENT_PROCESSOR_ERROR", "")
 	if strings.Contains(rec.Body.String(), "No such price") {
 		t.Errorf("Stripe's error leaked: %s", rec.Body)
 	}

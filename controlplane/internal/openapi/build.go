@@ -63,7 +63,7 @@ var errorResponses = []struct {
 	{413, "PayloadTooLarge", "The body is larger than 1 MiB."},
 	{429, "TooManyRequests", "Over the rate limit; retry after Retry-After seconds."},
 	{500, "InternalError", "A bug; the message quotes the request id (X-Request-ID) that the log carries."},
-	{502, "BadGateway", "The payment processor (Stripe) refused the checkout or could not be reached; the message says which, quoting Stripe's reason."},
+	{502, "BadGateway", "The payment processor (Stripe) refused the checkout or could not be reached; the message says which (Stripe's reason is in the operator's log, under the request id)."},
 }
 
 func responseName(status int) string {
