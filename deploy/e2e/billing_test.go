@@ -342,6 +342,19 @@ func TestCheckoutStripe(t *testing.T) {
 		t.Fatalf("after checkout.session.completed: plan %s, link limit %d, rate %d", plan, links, rate)
 	}
 
+	// The customer moves to Pro monthly in Stripe's portal: the mapped Stripe price.
+	updated := stripeEventJSON(t, "evt_e2e_3", "customer.subscription.updated", map[string]any{
+		"id": "sub_e2e", "object": "subscription", "customer": "cus_e2e", "status": "active",
+		"metadata": map[string]string{"workspace_id": ws.ID, "price_id": "price_business_annual"},
+		"items": map[string]any{"object": "list", "data": []any{map[string]any{
+			"id": "si_e2e", "object": "subscription_item", "price": map[string]any{"id": "price_1E2eProMonthly", "object": "price"},
+		}}},
+	})
+	tg.postStripeEvent(t, updated, stripeSign(updated, e2eWebhookSecret)).wantSuccess(t, http.StatusOK)
+	if plan, links, _ := tg.usageOf(t, ws.Key); plan != "pro" || links != 25000 {
+		t.Fatalf("after customer.subscription.updated: plan %s, link limit %d; want pro", plan, links)
+	}
+
 	deleted := stripeEventJSON(t, "evt_e2e_2", "customer.subscription.deleted", map[string]any{
 		"id": "sub_e2e", "object": "subscription", "customer": "cus_e2e", "status": "canceled",
 	})

@@ -57,7 +57,10 @@ type Service struct {
 	// webhookSecret verifies Stripe's webhook signatures; empty: the Stripe
 	// webhook is off.
 	webhookSecret string
-	log           *slog.Logger
+	// stripePrices maps a Stripe price id back to the catalog price it sells
+	// (the inverse of SHORTLINK_STRIPE_PRICES).
+	stripePrices map[string]string
+	log          *slog.Logger
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 }
@@ -67,7 +70,11 @@ func New(cfg *config.Config, store workspace.BillingStore, log *slog.Logger) *Se
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Service{store: store, webhookSecret: cfg.StripeWebhookSecret, log: log, Now: time.Now}
+	s := &Service{store: store, webhookSecret: cfg.StripeWebhookSecret, log: log, Now: time.Now,
+		stripePrices: map[string]string{}}
+	for catalogID, stripeID := range cfg.StripePrices {
+		s.stripePrices[stripeID] = catalogID
+	}
 	if cfg.BillingProcessor == "stripe" {
 		s.processor = NewStripe(cfg.StripeSecretKey, cfg.StripeAPIBase, cfg.StripePrices, nil)
 	} else {

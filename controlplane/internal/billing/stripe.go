@@ -111,7 +111,9 @@ func (s *Service) StripeWebhookEnabled() bool { return s.webhookSecret != "" }
 // header, within Stripe's 5-minute tolerance) and applies it:
 // checkout.session.completed (or, for a delayed payment method,
 // checkout.session.async_payment_succeeded) moves the workspace to the plan
-// bought; customer.subscription.deleted moves it back. Other events, and
+// bought; customer.subscription.updated follows a change of price or status
+// made on Stripe's side (applyUpdated); customer.subscription.deleted moves
+// it back. Other events, and
 // events about unknown workspaces or prices, are acknowledged and change
 // nothing, so that Stripe does not send them again. A bad signature is
 // VALIDATION_ERROR.
@@ -137,22 +139,85 @@ func (s *Service) StripeWebhook(ctx context.Context, payload []byte, signature s
 			return nil, fault.Field(fault.Validation, "data.object", "is not a Checkout Session: "+err.Error())
 		}
 		return res, s.applyCompleted(ctx, ev, &cs, res)
-	case stripe.EventTypeCustomerSubscriptionDeleted:
+	case stripe.EventTypeCustomerSubscriptionDeleted, stripe.EventTypeCustomerSubscriptionUpdated:
 		var sub stripe.Subscription
 		if err := json.Unmarshal(ev.Data.Raw, &sub); err != nil {
 			return nil, fault.Field(fault.Validation, "data.object", "is not a Subscription: "+err.Error())
 		}
-		ended, plan, ok, err := s.store.EndSubscription(ctx, sub.ID, s.now())
-		if err != nil {
-			return nil, err
+		if ev.Type == stripe.EventTypeCustomerSubscriptionUpdated {
+			return res, s.applyUpdated(ctx, ev, &sub, res)
 		}
-		if ok {
-			res.Applied, res.Plan = true, plan
-			s.log.InfoContext(ctx, "Stripe subscription ended", "event", ev.ID, "subscription", sub.ID,
-				"workspace", ended.WorkspaceID, "plan", plan)
-		}
+		return res, s.endSubscription(ctx, ev, &sub, res)
 	}
 	return res, nil
+}
+
+// endSubscription ends the subscription: the workspace goes back to the plan
+// of its newest other active subscription, or to free.
+func (s *Service) endSubscription(ctx context.Context, ev stripe.Event, sub *stripe.Subscription, res *WebhookResult) error {
+	ended, plan, ok, err := s.store.EndSubscription(ctx, sub.ID, s.now())
+	if err != nil {
+		return err
+	}
+	if ok {
+		res.Applied, res.Plan = true, plan
+		s.log.InfoContext(ctx, "Stripe subscription ended", "event", ev.ID, "subscription", sub.ID,
+			"workspace", ended.WorkspaceID, "plan", plan, "status", sub.Status)
+	}
+	return nil
+}
+
+// applyUpdated follows a subscription changed on Stripe's side (the customer
+// portal, the dashboard, a failed renewal): a subscription that Stripe gave
+// up on (canceled, unpaid, incomplete_expired) ends; an active or trialing
+// one moves its workspace to the plan of its price, which may be another
+// than the one bought; past_due (Stripe still retries the payment) and
+// incomplete (the first payment is not done; checkout.session.completed
+// follows) change nothing. The workspace is the one the checkout put in the
+// subscription's metadata.
+func (s *Service) applyUpdated(ctx context.Context, ev stripe.Event, sub *stripe.Subscription, res *WebhookResult) error {
+	switch sub.Status {
+	case stripe.SubscriptionStatusCanceled, stripe.SubscriptionStatusUnpaid, stripe.SubscriptionStatusIncompleteExpired:
+		return s.endSubscription(ctx, ev, sub, res)
+	case stripe.SubscriptionStatusActive, stripe.SubscriptionStatusTrialing:
+	default:
+		return nil
+	}
+	var stripePrice string
+	if sub.Items != nil && len(sub.Items.Data) > 0 && sub.Items.Data[0].Price != nil {
+		stripePrice = sub.Items.Data[0].Price.ID
+	}
+	catalogID, ok := s.stripePrices[stripePrice]
+	if !ok {
+		catalogID = stripePrice // sold under its catalog id (docs/api.md)
+	}
+	price, ok := Lookup(catalogID)
+	wsID := sub.Metadata[MetaWorkspace]
+	if wsID == "" || !ok {
+		s.log.WarnContext(ctx, "Stripe subscription update without a workspace or catalog price; ignored",
+			"event", ev.ID, "subscription", sub.ID, "price", stripePrice, "metadata", sub.Metadata)
+		return nil
+	}
+	now := s.now()
+	rec := &workspace.Subscription{ID: sub.ID, WorkspaceID: wsID, PriceID: price.ID, Plan: price.Plan,
+		Active: true, CreatedAt: now, UpdatedAt: now}
+	if sub.Customer != nil {
+		rec.CustomerID = sub.Customer.ID
+	}
+	applied, err := s.store.StartSubscription(ctx, rec)
+	if fault.Is(err, fault.NotFound) {
+		s.log.WarnContext(ctx, "Stripe subscription update for an unknown workspace; ignored", "event", ev.ID, "workspace", wsID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if applied {
+		res.Applied, res.Plan = true, price.Plan
+		s.log.InfoContext(ctx, "Stripe subscription updated", "event", ev.ID, "subscription", sub.ID,
+			"workspace", wsID, "plan", price.Plan, "price", price.ID)
+	}
+	return nil
 }
 
 func (s *Service) applyCompleted(ctx context.Context, ev stripe.Event, cs *stripe.CheckoutSession, res *WebhookResult) error {

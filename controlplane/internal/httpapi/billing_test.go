@@ -625,3 +625,59 @@ func TestStripeWebhookOffWithoutSecret(t *testing.T) {
 		t.Fatal("the plan changed")
 	}
 }
+
+// updatedSubscription is a customer.subscription.updated object: the
+// subscription of the workspace at a Stripe price, in a status.
+func updatedSubscription(workspaceID, subID, stripePrice, status string) map[string]any {
+	return map[string]any{
+		"id": subID, "object": "subscription", "status": status, "customer": "cus_" + subID,
+		"metadata": map[string]string{"workspace_id": workspaceID, "price_id": "price_business_annual"},
+		"items": map[string]any{"object": "list", "data": []any{map[string]any{
+			"id": "si_" + subID, "object": "subscription_item", "price": map[string]any{"id": stripePrice, "object": "price"},
+		}}},
+	}
+}
+
+// TestStripeWebhookSubscriptionUpdated: a change made on Stripe's side (the
+// customer portal, a failed renewal) reaches the workspace's plan.
+func TestStripeWebhookSubscriptionUpdated(t *testing.T) {
+	a := mustBillingAPI(t, map[string]string{
+		"SHORTLINK_STRIPE_WEBHOOK_SECRET": testWebhookSecret,
+		"SHORTLINK_STRIPE_PRICES":         "price_pro_monthly=price_1ProMonthly",
+	})
+	post := func(t *testing.T, obj map[string]any, typ string, wantApplied bool, wantPlan workspace.Plan) {
+		t.Helper()
+		ev := stripeEvent(t, typ, obj)
+		rec := a.do(t, "", http.MethodPost, "/api/v1/billing/stripe/webhook", string(ev), "Stripe-Signature", sign(ev, testWebhookSecret, time.Now()))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("status %d, want 200: %s", rec.Code, rec.Body)
+		}
+		data, _ := decodeEnvelope(t, rec.Body.Bytes()).Data.(map[string]any)
+		if data["applied"] != wantApplied {
+			t.Fatalf("%s %v: body %s, want applied %v", typ, obj["status"], rec.Body, wantApplied)
+		}
+		if p := a.plan(t, a.ws.ID); p != wantPlan {
+			t.Fatalf("%s %v: plan %s, want %s", typ, obj["status"], p, wantPlan)
+		}
+	}
+	const updated = "customer.subscription.updated"
+	ws := a.ws.ID
+	post(t, completedSession(ws, "price_business_annual", "sub_u"), "checkout.session.completed", true, workspace.Business)
+	// Moved to a mapped Stripe price in the customer portal.
+	post(t, updatedSubscription(ws, "sub_u", "price_1ProMonthly", "active"), updated, true, workspace.Pro)
+	// A price sold under its catalog id.
+	post(t, updatedSubscription(ws, "sub_u", "price_scale_monthly", "trialing"), updated, true, workspace.Scale)
+	// Stripe still retries the renewal, or the first payment is not done.
+	post(t, updatedSubscription(ws, "sub_u", "price_pro_annual", "past_due"), updated, false, workspace.Scale)
+	post(t, updatedSubscription(ws, "sub_u", "price_pro_annual", "incomplete"), updated, false, workspace.Scale)
+	// A price the catalog does not sell, a workspace that does not exist.
+	post(t, updatedSubscription(ws, "sub_u", "price_gold", "active"), updated, false, workspace.Scale)
+	post(t, updatedSubscription(uuid.NewString(), "sub_x", "price_1ProMonthly", "active"), updated, false, workspace.Scale)
+	// Stripe gave up on the renewal: the subscription ends.
+	post(t, updatedSubscription(ws, "sub_u", "price_scale_monthly", "unpaid"), updated, true, workspace.Free)
+	// A late update does not bring the ended subscription back.
+	post(t, updatedSubscription(ws, "sub_u", "price_scale_monthly", "active"), updated, false, workspace.Free)
+	// An update that arrives before the checkout's completion starts the subscription.
+	post(t, updatedSubscription(ws, "sub_v", "price_1ProMonthly", "active"), updated, true, workspace.Pro)
+	post(t, completedSession(ws, "price_pro_monthly", "sub_v"), "checkout.session.completed", true, workspace.Pro)
+}
