@@ -129,6 +129,14 @@ func (d *dashTab) shoot(name, path string) {
 		if w := dashEval[[]int](d, `[document.documentElement.scrollWidth, window.innerWidth]`); w[0] > w[1] {
 			d.t.Errorf("%s on a %s: the page is %d px wide on a %d px screen", path, vp.name, w[0], w[1])
 		}
+		// Every destination of the menu is on the screen, none hidden in a
+		// strip that scrolls sideways.
+		if off := dashEval[[]string](d, `[...document.querySelectorAll('.nav a')].filter(a => {
+				const r = a.getBoundingClientRect()
+				return r.left < 0 || r.right > window.innerWidth || r.width === 0
+			}).map(a => a.textContent.trim())`); len(off) > 0 {
+			d.t.Errorf("%s on a %s: the menu's %v are off the screen", path, vp.name, off)
+		}
 	}
 	d.do("desktop again", chromedp.EmulateViewport(1280, 900))
 }
