@@ -313,10 +313,11 @@ type keyCount struct {
 }
 
 // linkKeys returns the link's breakdowns over the range, from link_day_keys
-// and click_backfill.
+// and click_backfill. Each side is grouped by ClickHouse and the two are
+// added up here: an outer GROUP BY around the UNION ALL cost ClickHouse 18.16
+// a fifth of the query's time at 10M clicks (5,000 keys).
 func (s *Store) linkKeys(ctx context.Context, linkID, from, to string) ([]keyCount, error) {
-	rows, err := s.conn.Query(ctx, `SELECT bd, bk, sum(n) FROM (
-			SELECT dim AS bd, key AS bk, sum(clicks) AS n FROM link_day_keys
+	rows, err := s.conn.Query(ctx, `SELECT dim, key, sum(clicks) FROM link_day_keys
 			WHERE link_id = ? AND day BETWEEN toDate(?) AND toDate(?) GROUP BY dim, key
 		UNION ALL
 			SELECT ld, lk, sum(m) FROM (
@@ -325,12 +326,13 @@ func (s *Store) linkKeys(ctx context.Context, linkID, from, to string) ([]keyCou
 				FROM click_backfill
 				WHERE scope = 'link' AND id = ? AND dim != 'qr' AND day BETWEEN toDate(?) AND toDate(?)
 				GROUP BY dim, day, key)
-			GROUP BY ld, lk)
-		GROUP BY bd, bk`, linkID, from, to, linkID, from, to)
+			GROUP BY ld, lk`, linkID, from, to, linkID, from, to)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
+	type dimKey struct{ dim, key string }
+	at := map[dimKey]int{} // the place in keys of a key read already
 	var keys []keyCount
 	for rows.Next() {
 		var k keyCount
@@ -338,7 +340,12 @@ func (s *Store) linkKeys(ctx context.Context, linkID, from, to string) ([]keyCou
 		if err := rows.Scan(&k.dim, &k.key, &n); err != nil {
 			return nil, err
 		}
+		if i, ok := at[dimKey{k.dim, k.key}]; ok {
+			keys[i].n += int64(n)
+			continue
+		}
 		k.n = int64(n)
+		at[dimKey{k.dim, k.key}] = len(keys)
 		keys = append(keys, k)
 	}
 	return keys, rows.Err()
