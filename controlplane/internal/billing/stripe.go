@@ -113,10 +113,9 @@ func (s *Service) StripeWebhookEnabled() bool { return s.webhookSecret != "" }
 // checkout.session.async_payment_succeeded) moves the workspace to the plan
 // bought; customer.subscription.updated follows a change of price or status
 // made on Stripe's side (applyUpdated); customer.subscription.deleted moves
-// it back. Other events, and
-// events about unknown workspaces or prices, are acknowledged and change
-// nothing, so that Stripe does not send them again. A bad signature is
-// VALIDATION_ERROR.
+// it back. Other events, and events about unknown workspaces or prices, are
+// acknowledged and change nothing, so that Stripe does not send them again.
+// A bad signature is VALIDATION_ERROR.
 func (s *Service) StripeWebhook(ctx context.Context, payload []byte, signature string) (*WebhookResult, error) {
 	if !s.StripeWebhookEnabled() {
 		return nil, fault.New(fault.NotFound, "the Stripe webhook is off: set SHORTLINK_STRIPE_WEBHOOK_SECRET")
@@ -198,24 +197,38 @@ func (s *Service) applyUpdated(ctx context.Context, ev stripe.Event, sub *stripe
 			"event", ev.ID, "subscription", sub.ID, "price", stripePrice, "metadata", sub.Metadata)
 		return nil
 	}
-	now := s.now()
-	rec := &workspace.Subscription{ID: sub.ID, WorkspaceID: wsID, PriceID: price.ID, Plan: price.Plan,
-		Active: true, CreatedAt: now, UpdatedAt: now}
+	rec := s.newSubscription(sub.ID, wsID, price)
 	if sub.Customer != nil {
 		rec.CustomerID = sub.Customer.ID
 	}
+	return s.startSubscription(ctx, ev, rec, res, "Stripe subscription updated")
+}
+
+// newSubscription is the record of an active subscription of the workspace
+// to the catalog price, as of now.
+func (s *Service) newSubscription(id, workspaceID string, price Price) *workspace.Subscription {
+	now := s.now()
+	return &workspace.Subscription{ID: id, WorkspaceID: workspaceID, PriceID: price.ID, Plan: price.Plan,
+		Active: true, CreatedAt: now, UpdatedAt: now}
+}
+
+// startSubscription records rec as active and moves its workspace to its
+// plan (BillingStore.StartSubscription); an unknown workspace is logged and
+// ignored. done is the log's message when it applied.
+func (s *Service) startSubscription(ctx context.Context, ev stripe.Event, rec *workspace.Subscription, res *WebhookResult, done string) error {
 	applied, err := s.store.StartSubscription(ctx, rec)
 	if fault.Is(err, fault.NotFound) {
-		s.log.WarnContext(ctx, "Stripe subscription update for an unknown workspace; ignored", "event", ev.ID, "workspace", wsID)
+		s.log.WarnContext(ctx, "Stripe event for an unknown workspace; ignored", "event", ev.ID, "type", ev.Type,
+			"workspace", rec.WorkspaceID)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	if applied {
-		res.Applied, res.Plan = true, price.Plan
-		s.log.InfoContext(ctx, "Stripe subscription updated", "event", ev.ID, "subscription", sub.ID,
-			"workspace", wsID, "plan", price.Plan, "price", price.ID)
+		res.Applied, res.Plan = true, rec.Plan
+		s.log.InfoContext(ctx, done, "event", ev.ID, "subscription", rec.ID, "workspace", rec.WorkspaceID,
+			"plan", rec.Plan, "price", rec.PriceID)
 	}
 	return nil
 }
@@ -235,36 +248,15 @@ func (s *Service) applyCompleted(ctx context.Context, ev stripe.Event, cs *strip
 			"event", ev.ID, "session", cs.ID, "client_reference_id", cs.ClientReferenceID, "metadata", cs.Metadata)
 		return nil
 	}
-	now := s.now()
-	sub := &workspace.Subscription{
-		ID:          cs.ID, // a session that started no subscription is its own record
-		WorkspaceID: wsID,
-		PriceID:     price.ID,
-		Plan:        price.Plan,
-		Active:      true,
-		CreatedAt:   now,
-		UpdatedAt:   now,
-	}
+	// A session that started no subscription is its own record.
+	sub := s.newSubscription(cs.ID, wsID, price)
 	if cs.Subscription != nil && cs.Subscription.ID != "" {
 		sub.ID = cs.Subscription.ID
 	}
 	if cs.Customer != nil {
 		sub.CustomerID = cs.Customer.ID
 	}
-	applied, err := s.store.StartSubscription(ctx, sub)
-	if fault.Is(err, fault.NotFound) {
-		s.log.WarnContext(ctx, "Stripe checkout for an unknown workspace; ignored", "event", ev.ID, "workspace", wsID)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if applied {
-		res.Applied, res.Plan = true, price.Plan
-		s.log.InfoContext(ctx, "Stripe checkout completed", "event", ev.ID, "session", cs.ID,
-			"subscription", sub.ID, "workspace", wsID, "plan", price.Plan)
-	}
-	return nil
+	return s.startSubscription(ctx, ev, sub, res, "Stripe checkout completed")
 }
 
 // processorError is the API's error for a failed call to Stripe: 502
