@@ -144,6 +144,12 @@ func BenchmarkWriteClicks(b *testing.B) {
 	statstest.Bench(b, mustOpen(b, filepath.Join(b.TempDir(), "shortlink.db")))
 }
 
+// BenchmarkLinkStatsLoaded loads SHORTLINK_BENCH_LOADED_CLICKS clicks of one
+// link through WriteClicks and times LinkStats (statstest.BenchLoaded).
+func BenchmarkLinkStatsLoaded(b *testing.B) {
+	statstest.BenchLoaded(b, mustOpen(b, filepath.Join(b.TempDir(), "shortlink.db")))
+}
+
 // mustOpen opens the control-plane store on the file, then the analytics store.
 func mustOpen(t testing.TB, path string) backend {
 	t.Helper()
