@@ -332,23 +332,23 @@ func (s *Store) linkKeys(ctx context.Context, linkID, from, to string) ([]keyCou
 	}
 	defer rows.Close()
 	type dimKey struct{ dim, key string }
-	at := map[dimKey]int{} // the place in keys of a key read already
-	var keys []keyCount
+	sums := map[dimKey]int64{}
 	for rows.Next() {
-		var k keyCount
+		var k dimKey
 		var n uint64
 		if err := rows.Scan(&k.dim, &k.key, &n); err != nil {
 			return nil, err
 		}
-		if i, ok := at[dimKey{k.dim, k.key}]; ok {
-			keys[i].n += int64(n)
-			continue
-		}
-		k.n = int64(n)
-		at[dimKey{k.dim, k.key}] = len(keys)
-		keys = append(keys, k)
+		sums[k] += int64(n)
 	}
-	return keys, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	keys := make([]keyCount, 0, len(sums))
+	for k, n := range sums {
+		keys = append(keys, keyCount{dim: k.dim, key: k.key, n: n})
+	}
+	return keys, nil
 }
 
 // ClicksSince implements stats.Reader: the workspace's human clicks at or

@@ -53,6 +53,16 @@ func NewStripe(secretKey, apiBase string, prices map[string]string, httpClient *
 	}
 }
 
+// catalogPrice is the catalog price a Stripe price sells: the one
+// SHORTLINK_STRIPE_PRICES maps to it, else the catalog price of that id (a
+// catalog price without a mapping is sold under its own id, StripePrice).
+func (s *Service) catalogPrice(stripePrice string) (Price, bool) {
+	if id, ok := s.stripePrices[stripePrice]; ok {
+		return Lookup(id)
+	}
+	return Lookup(stripePrice)
+}
+
 // Name implements Processor.
 func (s *Stripe) Name() string { return "stripe" }
 
@@ -186,11 +196,7 @@ func (s *Service) applyUpdated(ctx context.Context, ev stripe.Event, sub *stripe
 	if sub.Items != nil && len(sub.Items.Data) > 0 && sub.Items.Data[0].Price != nil {
 		stripePrice = sub.Items.Data[0].Price.ID
 	}
-	catalogID, ok := s.stripePrices[stripePrice]
-	if !ok {
-		catalogID = stripePrice // sold under its catalog id (docs/api.md)
-	}
-	price, ok := Lookup(catalogID)
+	price, ok := s.catalogPrice(stripePrice)
 	wsID := sub.Metadata[MetaWorkspace]
 	if wsID == "" || !ok {
 		s.log.WarnContext(ctx, "Stripe subscription update without a workspace or catalog price; ignored",

@@ -50,18 +50,17 @@ func writeList(w http.ResponseWriter, data any, p page, total int) {
 	}})
 }
 
-// writeError writes err in the error envelope. An error without a code of ours
-// is an internal error: it is logged with the request id and shown to nobody.
-// Another 5xx (a payment processor's failure) is shown and logged whole.
+// writeError writes err in the error envelope. Every 5xx is logged whole
+// with the request id. An error without a code of ours is an internal error,
+// shown to nobody; another 5xx (a payment processor's failure) keeps its
+// message.
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := fault.As(err)
-	if ok && e.Code != fault.Internal && e.Code.Status() >= 500 {
-		a.log.ErrorContext(r.Context(), "upstream error", "request_id", requestID(r.Context()),
+	if !ok || e.Code.Status() >= 500 {
+		a.log.ErrorContext(r.Context(), "server error", "request_id", requestID(r.Context()),
 			"method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	if !ok || e.Code == fault.Internal {
-		a.log.ErrorContext(r.Context(), "internal error", "request_id", requestID(r.Context()),
-			"method", r.Method, "path", r.URL.Path, "err", err)
 		e = fault.New(fault.Internal, "internal error; quote request id %s when you report it", requestID(r.Context()))
 	}
 	details := map[string]any{}
