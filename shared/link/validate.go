@@ -53,36 +53,70 @@ func ValidSlug(s string) bool {
 }
 
 // CheckDestination returns "" when raw is a valid destination URL, else why not:
-// an absolute http(s) URL with a host, at most 2048 characters, no credentials,
-// not on one of the service's own short domains (isShortDomain, may be nil).
+// an absolute http(s) URL with a host a browser can reach, at most 2048
+// characters (percent-encoded), no credentials, not on one of the service's own
+// short domains (isShortDomain, may be nil, gets the host as HostOf gives it,
+// read as a browser reads it: punycode, IPv4 in dotted decimal).
 func CheckDestination(raw string, isShortDomain func(host string) bool) string {
-	u, why := checkHTTPURL(raw)
+	_, h, why := checkHTTPURL(raw)
 	if why != "" {
 		return why
 	}
-	if isShortDomain != nil && isShortDomain(HostOf(u)) {
+	if isShortDomain != nil && isShortDomain(h.key()) {
 		return "must not point to a short link domain of this service (redirect loop)"
 	}
 	return ""
 }
 
 // CheckTargetURL returns "" when raw is a valid absolute http(s) URL (geo and
-// device targets, expiredUrl), else why not.
+// device targets, expiredUrl, gallery items), else why not.
 func CheckTargetURL(raw string) string {
-	_, why := checkHTTPURL(raw)
+	_, _, why := checkHTTPURL(raw)
 	return why
 }
 
-func checkHTTPURL(raw string) (*url.URL, string) {
+// checkHTTPURL checks raw as an absolute http(s) URL and returns its stored
+// form (canonical) and its host as a browser reads it. Go's parser and the
+// WHATWG one must agree on it: the edge re-serialises targets with Go's, and
+// browsers read the result with theirs.
+func checkHTTPURL(raw string) (string, browserHost, string) {
 	if raw == "" {
-		return nil, "must not be empty"
+		return "", browserHost{}, "must not be empty"
 	}
 	if len(raw) > MaxURLLen {
-		return nil, "must be at most 2048 characters"
+		return "", browserHost{}, "must be at most 2048 characters"
 	}
 	if hasSpaceOrControl(raw) {
-		return nil, "must not contain spaces or control characters"
+		return "", browserHost{}, "must not contain spaces or control characters"
 	}
+	u, why := parseHTTPURL(raw)
+	if why != "" {
+		return "", browserHost{}, why
+	}
+	stored, why := canonical(raw, u)
+	if why != "" {
+		return "", browserHost{}, why
+	}
+	if len(stored) > MaxURLLen {
+		return "", browserHost{}, "must be at most 2048 characters (percent-encoded)"
+	}
+	if stored != raw {
+		if u, why = parseHTTPURL(stored); why != "" {
+			return "", browserHost{}, why
+		}
+	}
+	h, why := parseBrowserHost(stored)
+	if why != "" {
+		return "", browserHost{}, why
+	}
+	if again, why := parseBrowserHost(u.String()); why != "" || again != h {
+		return "", browserHost{}, "is ambiguous: its host reads differently once re-encoded"
+	}
+	return stored, h, ""
+}
+
+// parseHTTPURL parses raw with Go's parser and checks its shape.
+func parseHTTPURL(raw string) (*url.URL, string) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, "is not a valid URL"
@@ -135,7 +169,7 @@ func CheckAppURL(raw string) string {
 		return "must not use the " + scheme + " scheme"
 	}
 	if scheme == "http" || scheme == "https" {
-		_, why := checkHTTPURL(raw)
+		_, _, why := checkHTTPURL(raw)
 		return why
 	}
 	return ""

@@ -1,0 +1,209 @@
+package link
+
+import (
+	"strings"
+	"testing"
+)
+
+// testSelf is a service whose default domain is localhost:8081, whose edge
+// listens on 127.0.0.1:8081, with two verified custom domains.
+var testSelf = Self{
+	DefaultDomain: "localhost:8081",
+	EdgeAddr:      "127.0.0.1:8081",
+	IsCustomDomain: func(name string) bool {
+		return name == "xn--bcher-kva.example" || name == "go.example.com"
+	},
+}
+
+// TestSelfCheckHTTPLoops: every spelling of the service's own places is
+// refused, in every URL field of a link (CheckHTTP, and CheckApp for http(s)).
+func TestSelfCheckHTTPLoops(t *testing.T) {
+	loops := []struct{ name, in string }{
+		{"short ipv4", "http://127.1:8081/x"},
+		{"hex ipv4", "http://0x7f000001:8081/x"},
+		{"decimal ipv4", "http://2130706433:8081/x"},
+		{"octal ipv4", "http://0177.0.0.1:8081/x"},
+		{"hex and short", "http://0x7f.1:8081/x"},
+		{"ipv4 mapped ipv6", "http://[::ffff:127.0.0.1]:8081/x"},
+		{"ipv4 mapped ipv6 hex", "http://[0:0:0:0:0:ffff:7f00:1]:8081/x"},
+		{"ipv6 loopback", "http://[::1]:8081/x"},
+		{"ipv6 unspecified", "http://[::]:8081/x"},
+		{"unspecified", "http://0.0.0.0:8081/x"},
+		{"zero", "http://0:8081/x"},
+		{"other loopback", "http://127.0.0.2:8081/x"},
+		{"loopback trailing dot", "http://127.0.0.1.:8081/x"},
+		{"localhost upper trailing dot", "http://LOCALHOST.:8081/x"},
+		{"under localhost", "http://foo.localhost:8081/x"},
+		{"debian loopback name", "http://ip6-localhost:8081/x"},
+		{"fullwidth digits", "http://１２７.０.０.１:8081/x"},
+		{"fullwidth localhost", "http://ｌｏｃａｌｈｏｓｔ:8081/x"},
+		{"ideographic full stop", "http://127。0。0。1:8081/x"},
+		{"percent-encoded fullwidth", "http://%EF%BC%91%EF%BC%92%EF%BC%97.0.0.1:8081/x"},
+		{"percent-encoded ascii", "http://%31%32%37.0.0.1:8081/x"},
+		{"zero-padded port", "http://127.0.0.1:08081/x"},
+		{"https on edge port", "https://localhost:8081/x"},
+		{"custom domain unicode", "https://bücher.example/x"},
+		{"custom domain unicode upper", "https://BÜCHER.example/x"},
+		{"custom domain percent-encoded", "https://b%C3%BCcher.example/x"},
+		{"custom domain punycode other port", "https://xn--bcher-kva.example:8443/x"},
+		{"custom domain trailing dot", "https://go.example.com./x"},
+		{"custom domain default port", "http://GO.example.com:80/x"},
+		{"custom domain fullwidth", "https://ｇｏ.example.com/x"},
+	}
+	for _, tc := range loops {
+		t.Run(tc.name, func(t *testing.T) {
+			if stored, why := testSelf.CheckHTTP(tc.in); why == "" {
+				t.Errorf("CheckHTTP(%q) accepted as %q", tc.in, stored)
+			}
+			if stored, why := testSelf.CheckApp(tc.in); why == "" {
+				t.Errorf("CheckApp(%q) accepted as %q", tc.in, stored)
+			}
+		})
+	}
+}
+
+// TestSelfCheckHTTPPlaces: the default domain on a loopback host, the edge's
+// exact address, and what stays allowed (other ports, other hosts).
+func TestSelfCheckHTTPPlaces(t *testing.T) {
+	tests := []struct {
+		name string
+		self Self
+		in   string
+		ok   bool
+	}{
+		{"loopback on another port", testSelf, "http://127.0.0.1:9999/x", true},
+		{"localhost on another port", testSelf, "http://localhost:9999/x", true},
+		{"loopback on the default port", testSelf, "http://127.0.0.1/x", true},
+		{"sub domain of custom domain", testSelf, "https://www.go.example.com/x", true},
+		{"public ipv4 in hex", testSelf, "http://0x08080808:8081/x", true},
+
+		{"default domain on loopback, its port", Self{DefaultDomain: "localhost:9000", EdgeAddr: "127.0.0.1:8081"}, "http://127.1:9000/x", false},
+		{"default domain on loopback, edge port", Self{DefaultDomain: "localhost:9000", EdgeAddr: "127.0.0.1:8081"}, "http://[::1]:8081/x", false},
+		{"default domain on loopback, other port", Self{DefaultDomain: "localhost:9000", EdgeAddr: "127.0.0.1:8081"}, "http://127.0.0.1:7000/x", true},
+		{"default domain without port", Self{DefaultDomain: "sho.rt"}, "http://SHO.RT.:8080/x", false},
+		{"default domain in unicode", Self{DefaultDomain: "xn--bcher-kva.example"}, "https://Bücher.example/x", false},
+		{"edge on a private address", Self{EdgeAddr: "10.1.2.3:8081"}, "http://10.1.2.3:8081/x", false},
+		{"edge on a private address, short", Self{EdgeAddr: "10.1.2.3:8081"}, "http://10.1.515:8081/x", false},
+		{"edge on a private address, other port", Self{EdgeAddr: "10.1.2.3:8081"}, "http://10.1.2.3:8082/x", true},
+		{"edge on all interfaces", Self{EdgeAddr: ":8081"}, "http://0x7f000001:8081/x", false},
+		{"edge on all ipv6 interfaces", Self{EdgeAddr: "[::]:8081"}, "http://localhost:8081/x", false},
+		{"edge on port 0", Self{EdgeAddr: "127.0.0.1:0"}, "http://127.0.0.1:8081/x", true},
+		{"edge on port 80", Self{EdgeAddr: "0.0.0.0:80"}, "http://localhost/x", false},
+		{"edge on port 80, https", Self{EdgeAddr: "0.0.0.0:80"}, "https://localhost/x", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stored, why := tc.self.CheckHTTP(tc.in)
+			if (why == "") != tc.ok {
+				t.Errorf("CheckHTTP(%q) = %q, %q; want ok=%v", tc.in, stored, why, tc.ok)
+			}
+		})
+	}
+}
+
+// TestCheckHTTPUnreachableHosts: hosts no browser can reach are refused by
+// every URL check.
+func TestCheckHTTPUnreachableHosts(t *testing.T) {
+	label63 := strings.Repeat("a", 63)
+	tests := []struct{ name, in string }{
+		{"leading and trailing hyphen", "http://-bad-.com/"},
+		{"leading hyphen", "http://-bad.com/"},
+		{"trailing hyphen", "http://bad-.com/"},
+		{"empty label", "http://a..b.com/"},
+		{"leading dot", "http://.com/"},
+		{"two final dots", "http://a.com../"},
+		{"label of 64", "http://" + label63 + "a.com/"},
+		{"name of 254", "http://" + strings.Repeat(label63+".", 3) + strings.Repeat("a", 62) + "/"},
+		{"invalid punycode", "http://xn--zz.com/"},
+		{"punycode of nothing", "http://xn--.com/"},
+		{"sub-delim in host", "http://a!b.com/"},
+		{"dollar in host", "http://a$b.com/"},
+		{"unicode hyphen start", "http://-bücher.example/"},
+		{"ends in a number", "http://foo.09/"},
+		{"five ipv4 parts", "http://1.2.3.4.5/"},
+		{"ipv4 out of range", "http://256.256.256.256/"},
+		{"unicode label of 64 in punycode", "http://ü" + strings.Repeat("a", 62) + ".com/"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if why := CheckTargetURL(tc.in); why == "" {
+				t.Errorf("CheckTargetURL(%q) accepted", tc.in)
+			}
+			if why := CheckDestination(tc.in, nil); why == "" {
+				t.Errorf("CheckDestination(%q) accepted", tc.in)
+			}
+			if why := CheckAppURL(tc.in); why == "" {
+				t.Errorf("CheckAppURL(%q) accepted", tc.in)
+			}
+			if stored, why := testSelf.CheckHTTP(tc.in); why == "" {
+				t.Errorf("CheckHTTP(%q) accepted as %q", tc.in, stored)
+			}
+		})
+	}
+}
+
+// TestSelfCheckHTTPStoredForm: IDN hosts become punycode, non-ASCII bytes of
+// the path, query and fragment are percent-encoded, and nothing else moves.
+func TestSelfCheckHTTPStoredForm(t *testing.T) {
+	label63 := strings.Repeat("a", 63)
+	tests := []struct{ in, want string }{
+		{"https://bücher.example/straße?q=ä", "https://xn--bcher-kva.example/stra%C3%9Fe?q=%C3%A4"},
+		{"https://münchen.example/straße?q=ä", "https://xn--mnchen-3ya.example/stra%C3%9Fe?q=%C3%A4"},
+		{"https://m%C3%BCnchen.example/", "https://xn--mnchen-3ya.example/"},
+		{"https://MÜNCHEN.Example:8443/a", "https://xn--mnchen-3ya.example:8443/a"},
+		{"https://ｅｘａｍｐｌｅ.com/", "https://example.com/"},
+		{"https://example.com/café", "https://example.com/caf%C3%A9"},
+		{"https://example.com/?b=é&a=%C3%A9&c=%zz#frag-ü", "https://example.com/?b=%C3%A9&a=%C3%A9&c=%zz#frag-%C3%BC"},
+		{"https://example.com/%C3%A9?q=%20", "https://example.com/%C3%A9?q=%20"},
+		// Plain ASCII URLs are stored byte for byte.
+		{"HTTPS://Example.COM:443/A?b=1&a=2#F", "HTTPS://Example.COM:443/A?b=1&a=2#F"},
+		{"http://0x08080808/x", "http://0x08080808/x"},
+		{"https://my_host.example.com/", "https://my_host.example.com/"},
+		{"https://r3---sn-ab.googlevideo.com/", "https://r3---sn-ab.googlevideo.com/"},
+		{"https://xn--bcher-kva.example.org/", "https://xn--bcher-kva.example.org/"},
+		{"https://example.com./", "https://example.com./"},
+		{"http://" + label63 + ".com/", "http://" + label63 + ".com/"},
+		{"http://[2001:DB8::1]:8080/x", "http://[2001:DB8::1]:8080/x"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			self := Self{DefaultDomain: "localhost:8081", EdgeAddr: "127.0.0.1:8081"}
+			stored, why := self.CheckHTTP(tc.in)
+			if why != "" || stored != tc.want {
+				t.Fatalf("CheckHTTP(%q) = %q, %q; want %q", tc.in, stored, why, tc.want)
+			}
+			if got := NormalizeURL(tc.in); got != tc.want {
+				t.Errorf("NormalizeURL(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+			if again, why := self.CheckHTTP(stored); why != "" || again != stored {
+				t.Errorf("CheckHTTP(%q) again = %q, %q", stored, again, why)
+			}
+		})
+	}
+}
+
+func TestSelfCheckApp(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"myapp://bücher/ä", "myapp://bücher/ä"},
+		{"fb://profile/1", "fb://profile/1"},
+		{"https://bücher.example.org/ä", "https://xn--bcher-kva.example.org/%C3%A4"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			if got, why := testSelf.CheckApp(tc.in); why != "" || got != tc.want {
+				t.Errorf("CheckApp(%q) = %q, %q; want %q", tc.in, got, why, tc.want)
+			}
+		})
+	}
+	if _, why := testSelf.CheckApp("javascript:alert(1)"); why == "" {
+		t.Error("CheckApp accepted javascript:")
+	}
+}
+
+func TestNormalizeURLLeavesInvalid(t *testing.T) {
+	for _, in := range []string{"", "myapp://ü", "http://-bad-.com/ä", "not a url", "http://a.com/\x00ä"} {
+		if got := NormalizeURL(in); got != in {
+			t.Errorf("NormalizeURL(%q) = %q, want it unchanged", in, got)
+		}
+	}
+}
