@@ -241,13 +241,18 @@ func (s *Service) apply(ctx context.Context, l *link.Link, in *Input, creating b
 		}
 	}
 
-	isShort := func(host string) bool { return s.domains().IsShort(ctx, host) }
+	// Every URL field is read as a browser reads it, stored in its
+	// punycode and percent-encoded form, and may not lead back to the
+	// service (docs/api.md, "URL fields").
+	self := s.domains().Self(ctx)
 	switch {
 	case in.DestinationURL.HasValue():
-		if why := link.CheckDestination(in.DestinationURL.V, isShort); why != "" {
+		if stored, why := self.CheckHTTP(in.DestinationURL.V); why != "" {
 			fe.Add(fault.InvalidURL, "destinationUrl", why)
+			l.DestinationURL = in.DestinationURL.V
+		} else {
+			l.DestinationURL = stored
 		}
-		l.DestinationURL = in.DestinationURL.V
 	case in.DestinationURL.Null || creating:
 		fe.Add(fault.Validation, "destinationUrl", "is required")
 	}
@@ -301,9 +306,9 @@ func (s *Service) apply(ctx context.Context, l *link.Link, in *Input, creating b
 		}
 	}
 
-	patch.SetURL(&l.ExpiredURL, in.ExpiredURL, "expiredUrl", link.CheckTargetURL, &fe)
-	patch.SetURL(&l.IOSURL, in.IOSURL, "iosUrl", link.CheckAppURL, &fe)
-	patch.SetURL(&l.AndroidURL, in.AndroidURL, "androidUrl", link.CheckAppURL, &fe)
+	setURL(&l.ExpiredURL, in.ExpiredURL, "expiredUrl", self.CheckHTTP, &fe)
+	setURL(&l.IOSURL, in.IOSURL, "iosUrl", self.CheckApp, &fe)
+	setURL(&l.AndroidURL, in.AndroidURL, "androidUrl", self.CheckApp, &fe)
 
 	if in.ClickLimit.Set {
 		if in.ClickLimit.Null {
@@ -316,16 +321,10 @@ func (s *Service) apply(ctx context.Context, l *link.Link, in *Input, creating b
 		}
 	}
 
-	targetURL := func(u string) string {
-		if why := link.CheckDestination(u, isShort); why != "" {
-			return why
-		}
-		return ""
-	}
 	setTargets(&l.GeoTargets, in.GeoTargets, "geoTargets", link.ValidCountry,
-		"keys must be upper-case ISO 3166-1 alpha-2 country codes", targetURL, &fe)
+		"keys must be upper-case ISO 3166-1 alpha-2 country codes", self.CheckHTTP, &fe)
 	setTargets(&l.DeviceTargets, in.DeviceTargets, "deviceTargets", link.ValidDeviceKind,
-		"keys must be mobile, tablet or desktop", targetURL, &fe)
+		"keys must be mobile, tablet or desktop", self.CheckHTTP, &fe)
 
 	patch.SetText(&l.UTM.Source, in.UTMSource, link.MaxUTMLen, "utmSource", &fe)
 	patch.SetText(&l.UTM.Medium, in.UTMMedium, link.MaxUTMLen, "utmMedium", &fe)
@@ -336,8 +335,19 @@ func (s *Service) apply(ctx context.Context, l *link.Link, in *Input, creating b
 	return fe.Err()
 }
 
+// setURL is patch.SetURL for a URL field that check also rewrites into its
+// stored form.
+func setURL(dst **string, f patch.Field[string], name string, check func(string) (string, string), fe *fault.FieldErrors) {
+	if f.HasValue() {
+		if stored, why := check(f.V); why == "" {
+			f.V = stored
+		}
+	}
+	patch.SetURL(dst, f, name, func(u string) string { _, why := check(u); return why }, fe)
+}
+
 func setTargets(dst *map[string]string, f patch.Field[map[string]string], name string,
-	validKey func(string) bool, keyRule string, checkURL func(string) string, fe *fault.FieldErrors) {
+	validKey func(string) bool, keyRule string, checkURL func(string) (string, string), fe *fault.FieldErrors) {
 	if !f.Set {
 		return
 	}
@@ -349,17 +359,20 @@ func setTargets(dst *map[string]string, f patch.Field[map[string]string], name s
 		fe.Add(fault.Validation, name, fmt.Sprintf("must have at most %d entries", link.MaxTargets))
 		return
 	}
+	out := make(map[string]string, len(f.V))
 	for k, u := range f.V {
 		if !validKey(k) {
 			fe.Add(fault.Validation, name, fmt.Sprintf("%s (got %q)", keyRule, k))
 			return
 		}
-		if why := checkURL(u); why != "" {
+		stored, why := checkURL(u)
+		if why != "" {
 			fe.Add(fault.Validation, name, fmt.Sprintf("target of %s %s", k, why))
 			return
 		}
+		out[k] = stored
 	}
-	*dst = f.V
+	*dst = out
 }
 
 // cleanTags trims tags, drops duplicates and checks their number and length.

@@ -66,6 +66,21 @@ func (r Rules) IsShort(ctx context.Context, host string) bool {
 	return err == nil && ok
 }
 
+// Self returns the service's own places for the URL fields of a link: the
+// default domain, the edge's listener (SHORTLINK_EDGE_ADDR) and every
+// verified custom domain, on any port. A link target that reaches one of
+// them would loop.
+func (r Rules) Self(ctx context.Context) link.Self {
+	return link.Self{
+		DefaultDomain: r.Config.DefaultDomain,
+		EdgeAddr:      r.Config.EdgeAddr,
+		IsCustomDomain: func(name string) bool {
+			ok, err := r.Store.IsVerifiedDomain(ctx, name)
+			return err == nil && ok
+		},
+	}
+}
+
 // Name returns the domain name (as links store it) of a short-domain URL
 // host: the default domain for its host on any port, else the host itself.
 func (r Rules) Name(host string) string {

@@ -165,9 +165,11 @@ func setParams(rawQuery string, params [][2]string) string {
 }
 
 // Normalize re-encodes a URL so that what goes into a Location header is a
-// valid, encoded URL whatever was stored.
+// valid, encoded URL whatever was stored: a link stored before the API
+// normalised URLs gets its punycode host and percent-encoded path and query
+// here (link.NormalizeURL), once, when the edge loads it.
 func Normalize(raw string) string {
-	u, err := url.Parse(raw)
+	u, err := url.Parse(link.NormalizeURL(raw))
 	if err != nil {
 		return ""
 	}
@@ -188,7 +190,7 @@ func utmParams(u link.UTM) [][2]string {
 }
 
 func withParams(raw string, params [][2]string) string {
-	u, err := url.Parse(raw)
+	u, err := url.Parse(link.NormalizeURL(raw))
 	if err != nil {
 		return ""
 	}

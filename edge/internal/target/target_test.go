@@ -96,3 +96,32 @@ func FuzzMerge(f *testing.F) {
 		}
 	})
 }
+
+// TestIDNLocation: a link stored before the API normalised URLs (an IDN host,
+// raw UTF-8 in the path and query) goes out in punycode and percent-encoded,
+// with or without the request's query merged.
+func TestIDNLocation(t *testing.T) {
+	const want = "https://xn--bcher-kva.example/stra%C3%9Fe?q=%C3%A4"
+	l := Compile(&link.Link{
+		DestinationURL: "https://bücher.example/straße?q=ä",
+		ExpiredURL:     ptr("https://bücher.example/straße?q=ä"),
+		GeoTargets:     map[string]string{"DE": "https://bücher.example/straße?q=ä"},
+		DeviceTargets:  map[string]string{"mobile": "https://bücher.example/straße?q=ä"},
+		IOSURL:         ptr("https://bücher.example/straße?q=ä"),
+	})
+	for _, c := range []Client{{}, {Country: "DE"}, {Device: click.DeviceMobile}, {OS: "iOS"}} {
+		if got := l.Choose(c); got != want {
+			t.Errorf("Choose(%+v) = %q, want %q", c, got, want)
+		}
+	}
+	if l.ExpiredURL != want {
+		t.Errorf("ExpiredURL = %q, want %q", l.ExpiredURL, want)
+	}
+	if got := Merge(l.Choose(Client{}), url.Values{"x": {"ü"}}); got != want+"&x=%C3%BC" {
+		t.Errorf("Merge = %q, want %q", got, want+"&x=%C3%BC")
+	}
+	// What the API stores now goes out as it is.
+	if got := Compile(&link.Link{DestinationURL: want}).Choose(Client{}); got != want {
+		t.Errorf("Choose of the stored form = %q, want %q", got, want)
+	}
+}
