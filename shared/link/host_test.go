@@ -1,8 +1,12 @@
 package link
 
 import (
+	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
+
+	whatwg "github.com/nlnwa/whatwg-url/url"
 )
 
 // testSelf is a service whose default domain is localhost:8081, whose edge
@@ -206,4 +210,82 @@ func TestNormalizeURLLeavesInvalid(t *testing.T) {
 			t.Errorf("NormalizeURL(%q) = %q, want it unchanged", in, got)
 		}
 	}
+}
+
+var hostSeeds = []string{
+	"http://127.1:8081/x", "http://0x7f000001:8081/", "http://2130706433:8081/", "http://0177.0.0.1:8081/",
+	"http://[::ffff:127.0.0.1]:8081/", "http://[::1]:8081/", "http://0.0.0.0:8081/", "http://127.0.0.2:8081/",
+	"http://LOCALHOST.:8081/", "http://foo.localhost:8081/", "http://１２７.０.０.１:8081/",
+	"http://%EF%BC%91%EF%BC%92%EF%BC%97.0.0.1:8081/", "http://%31%32%37.0.0.1:8081/", "http://127.0.0.1.:8081/",
+	"https://bücher.example/straße?q=ä", "https://b%C3%BCcher.example/", "https://go.example.com./x",
+	"http://-bad-.com/", "http://a..b.com/", "http://.com/", "http://xn--zz.com/", "http://xn---bcher-4ya.example/",
+	"http://a!b.com/", "http://foo.09/", "http://[::]:8081/", "http://0x08080808/", "http://my_host.example/",
+	"https://example.com/?b=é&a=%C3%A9#ü", "http://[2001:DB8::1]:8080/x", "http://a.com:08081/", "http://ａ.com/",
+	"http://127。0。0。1:8081/", "http://[::127.0.0.1]:8081/", "http://a.com/\\x", "http://a.com\\@b.com/",
+}
+
+// FuzzSelfCheckHTTP checks what CheckHTTP promises for any input: no panic;
+// an accepted URL is ASCII, within the length limit, already in its stored
+// form (checking it again gives it back unchanged), left byte for byte when
+// it was plain ASCII, read the same by Go's parser re-serialised, and never
+// reaches the service's short domains or its edge, as the WHATWG parser reads
+// its host.
+func FuzzSelfCheckHTTP(f *testing.F) {
+	for _, s := range append(hostSeeds, destinationSeeds...) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		stored, why := testSelf.CheckHTTP(s)
+		_, appWhy := testSelf.CheckApp(s)
+		if why != "" {
+			if u, err := url.Parse(s); err == nil && (u.Scheme == "http" || u.Scheme == "https") && appWhy == "" {
+				t.Fatalf("CheckApp accepts http(s) URL %q that CheckHTTP refuses: %s", s, why)
+			}
+			return
+		}
+		if appWhy != "" {
+			t.Fatalf("CheckHTTP accepts %q, CheckApp refuses: %s", s, appWhy)
+		}
+		if CheckTargetURL(s) != "" || CheckDestination(s, nil) != "" {
+			t.Fatalf("CheckHTTP accepts %q but CheckTargetURL or CheckDestination refuses it", s)
+		}
+		if len(stored) > MaxURLLen || !isASCIIString(stored) {
+			t.Fatalf("stored form %q of %q: too long or not ASCII", stored, s)
+		}
+		if again, why := testSelf.CheckHTTP(stored); why != "" || again != stored {
+			t.Fatalf("CheckHTTP(%q) = %q; checking %q again gives %q, %q", s, stored, stored, again, why)
+		}
+		if NormalizeURL(s) != stored || NormalizeURL(stored) != stored {
+			t.Fatalf("NormalizeURL disagrees with CheckHTTP on %q (%q)", s, stored)
+		}
+		if isASCIIString(s) && !strings.Contains(s, "%") && stored != s {
+			t.Fatalf("plain ASCII %q stored as %q", s, stored)
+		}
+		u, err := url.Parse(stored)
+		if err != nil {
+			t.Fatalf("stored %q: url.Parse: %v", stored, err)
+		}
+		for _, form := range []string{stored, u.String()} {
+			w, err := whatwg.Parse(form)
+			if err != nil {
+				t.Fatalf("stored %q (as %q): WHATWG parser refuses it: %v", stored, form, err)
+			}
+			host := strings.TrimSuffix(w.Hostname(), ".")
+			port := w.Port()
+			if port == "" {
+				port = map[string]string{"http": "80", "https": "443"}[w.Scheme()]
+			}
+			if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+				a = a.Unmap()
+				if port == "8081" && (a.IsLoopback() || a.IsUnspecified()) {
+					t.Fatalf("accepted %q: loopback %s on the edge port", s, a)
+				}
+			} else if port == "8081" && (host == "localhost" || strings.HasSuffix(host, ".localhost")) {
+				t.Fatalf("accepted %q: %s on the edge port", s, host)
+			}
+			if host == "xn--bcher-kva.example" || host == "go.example.com" {
+				t.Fatalf("accepted %q on a custom domain", s)
+			}
+		}
+	})
 }
