@@ -249,6 +249,10 @@ func encodeNonASCII(s string) string {
 // is, as is a plain ASCII URL. The edge uses it for links stored before the
 // API normalised URLs.
 func NormalizeURL(raw string) string {
+	if isPlainHost(raw) {
+		// Nothing to encode, no host to map: what canonical would keep.
+		return raw
+	}
 	if stored, _, why := checkHTTPURL(raw); why == "" {
 		return stored
 	}
