@@ -249,8 +249,8 @@ func encodeNonASCII(s string) string {
 // is, as is a plain ASCII URL. The edge uses it for links stored before the
 // API normalised URLs.
 func NormalizeURL(raw string) string {
-	if isPlainHost(raw) {
-		// Nothing to encode, no host to map: what canonical would keep.
+	if isASCIIString(raw) && !strings.Contains(raw, "%") {
+		// Nothing to encode, no host to map: canonical would keep it.
 		return raw
 	}
 	if stored, _, why := checkHTTPURL(raw); why == "" {
