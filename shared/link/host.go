@@ -208,6 +208,19 @@ func canonical(raw string, u *url.URL) (string, string) {
 	return raw[:authStart] + host + port + rest, ""
 }
 
+// authority is what follows the first "://" of raw up to its path, query or
+// fragment ("" without "://").
+func authority(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
+}
+
 // isPlainHost reports whether a host as written is ASCII without
 // percent-encoding, which is kept as written.
 func isPlainHost(s string) bool {
@@ -249,7 +262,7 @@ func encodeNonASCII(s string) string {
 // is, as is a plain ASCII URL. The edge uses it for links stored before the
 // API normalised URLs.
 func NormalizeURL(raw string) string {
-	if isASCIIString(raw) && !strings.Contains(raw, "%") {
+	if isASCIIString(raw) && isPlainHost(authority(raw)) {
 		// Nothing to encode, no host to map: canonical would keep it.
 		return raw
 	}
