@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"shortlink.dev/shared/click"
+	"shortlink.dev/shared/datadir"
 )
 
 // spool keeps batches of clicks on disk, one file per batch, named so that
@@ -44,8 +45,26 @@ func openSpool(dir string, max int64) (*spool, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("kafka producer: a spool folder is required")
 	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	// Visitors' clicks: the folder and its files are the owner's alone. The
+	// parent is the data folder; the spool's own folder and the segments an
+	// older version left readable by others are tightened.
+	if err := datadir.Mkdir(filepath.Dir(dir), filepath.Base(dir)); err != nil {
 		return nil, fmt.Errorf("cannot create the click spool %s: %w", dir, err)
+	}
+	if err := datadir.Mkdir(dir); err != nil {
+		return nil, fmt.Errorf("cannot create the click spool %s: %w", dir, err)
+	}
+	if err := datadir.Tighten(dir); err != nil {
+		return nil, fmt.Errorf("cannot create the click spool %s: %w", dir, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the click spool: %w", err)
+	}
+	for _, e := range entries {
+		if err := datadir.Tighten(filepath.Join(dir, e.Name())); err != nil {
+			return nil, err
+		}
 	}
 	s := &spool{dir: dir, max: max}
 	names, err := s.segments()
@@ -109,7 +128,7 @@ func (s *spool) append(batch []click.Event) error {
 
 // writeFile writes b to a new file at path and syncs it to disk.
 func writeFile(path string, b []byte) error {
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, datadir.FileMode)
 	if err != nil {
 		return err
 	}

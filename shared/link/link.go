@@ -51,10 +51,17 @@ const (
 	SortUpdated Sort = "updated"
 )
 
+// MaxSearchLen bounds Filter.Search, in characters: longer text is refused
+// (VALIDATION_ERROR) rather than handed to the database's LIKE.
+const MaxSearchLen = 200
+
 // Filter selects a page of a workspace's links.
 type Filter struct {
 	WorkspaceID string
-	// Search is a case-insensitive substring of slug, destination or title.
+	// Search is a case-insensitive substring of slug, destination or title,
+	// matched literally: LIKE's wildcards (% and _) and its escape character
+	// match themselves. At most MaxSearchLen characters, valid UTF-8 without
+	// control characters (the API refuses the rest).
 	Search string
 	Domain string
 	Tag    string

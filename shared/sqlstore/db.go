@@ -11,7 +11,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	sqlitedriver "modernc.org/sqlite"  // registers the "sqlite" driver
 
 	sqlite3 "modernc.org/sqlite/lib"
+	"shortlink.dev/shared/datadir"
 	"shortlink.dev/shared/migration"
 	"shortlink.dev/shared/webhook"
 )
@@ -55,7 +55,8 @@ func Open(ctx context.Context, databaseURL, dataDir string) (*Store, error) {
 	if databaseURL != "" {
 		return OpenPostgres(ctx, databaseURL)
 	}
-	if err := os.MkdirAll(dataDir, 0o750); err != nil {
+	// The data folder holds the cookie secret and key hashes: the owner's alone.
+	if err := datadir.Mkdir(dataDir, "shortlink.db", "click-spool"); err != nil {
 		return nil, fmt.Errorf("cannot create the data folder: %w", err)
 	}
 	return OpenSQLite(ctx, filepath.Join(dataDir, "shortlink.db"))
@@ -83,6 +84,15 @@ func OpenSQLiteDB(ctx context.Context, path string, pragmas ...string) (*sql.DB,
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	for _, p := range pragmas {
 		dsn += "&_pragma=" + p
+	}
+	// SQLite gives its -wal and -shm files the mode of the database file, so
+	// that file is made 0600 before SQLite opens it; files an older version
+	// left readable by others are tightened.
+	if err := datadir.Create(path); err != nil {
+		return nil, fmt.Errorf("cannot open SQLite %s: %w", path, err)
+	}
+	if err := datadir.Tighten(path+"-wal", path+"-shm", path+"-journal"); err != nil {
+		return nil, fmt.Errorf("cannot open SQLite %s: %w", path, err)
 	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {

@@ -83,6 +83,19 @@ func (s *Store) APIKeyByHash(ctx context.Context, hash string) (*workspace.APIKe
 	return k, nil
 }
 
+// GetAPIKey implements workspace.Store.
+func (s *Store) GetAPIKey(ctx context.Context, workspaceID, id string) (*workspace.APIKey, error) {
+	k, err := scanKey(s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1 AND workspace_id = $2`,
+		id, workspaceID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fault.NotFoundf("API key")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get API key: %w", err)
+	}
+	return k, nil
+}
+
 // ListAPIKeys implements workspace.Store.
 func (s *Store) ListAPIKeys(ctx context.Context, workspaceID string, offset, limit int) ([]*workspace.APIKey, int, error) {
 	var total int

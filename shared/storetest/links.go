@@ -544,6 +544,26 @@ func listLinks(t *testing.T, open func(t *testing.T) Stores) {
 		} {
 			check(t, s, fmt.Sprintf("search %q", tc.search), link.Filter{WorkspaceID: ws.ID, Search: tc.search}, tc.want...)
 		}
+
+		// The escape character next to a wildcard: each matches itself.
+		ws = MustCreateWorkspace(t, s)
+		escaped := titled("esc", `50\%_off`, 7)
+		other := titled("escx", `50\x_off 50%off`, 8)
+		for _, tc := range []struct {
+			search string
+			want   []*link.Link
+		}{
+			{`\%`, []*link.Link{escaped}},
+			{`\%_`, []*link.Link{escaped}},
+			{`0\`, []*link.Link{other, escaped}},
+			{`\X`, []*link.Link{other}},
+			{`%off`, []*link.Link{other}},
+			{`%_`, []*link.Link{escaped}},
+			{`\\`, nil},
+			{`\`, []*link.Link{other, escaped}},
+		} {
+			check(t, s, fmt.Sprintf("search %q", tc.search), link.Filter{WorkspaceID: ws.ID, Search: tc.search}, tc.want...)
+		}
 	})
 
 	t.Run("Sort", func(t *testing.T) {

@@ -144,6 +144,21 @@ func Workspaces(t *testing.T, open func(t *testing.T) Stores) {
 		}
 	})
 
+	t.Run("GetAPIKey", func(t *testing.T) {
+		s := open(t)
+		w, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+		k := MustCreateAPIKey(t, s, w.ID, at(1), workspace.KeysWrite, workspace.LinksRead)
+		got, err := s.GetAPIKey(ctx, w.ID, k.ID)
+		if err != nil {
+			t.Fatalf("get key: %v", err)
+		}
+		wantKey(t, "key by id", got, k)
+		_, err = s.GetAPIKey(ctx, other.ID, k.ID)
+		wantCode(t, err, fault.NotFound, "another workspace's key by id")
+		_, err = s.GetAPIKey(ctx, w.ID, "key_unknown")
+		wantCode(t, err, fault.NotFound, "an unknown key by id")
+	})
+
 	t.Run("DeleteAPIKey", func(t *testing.T) {
 		s := open(t)
 		w, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)

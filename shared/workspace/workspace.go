@@ -124,6 +124,17 @@ func (k *APIKey) Has(p Permission) bool {
 	return false
 }
 
+// Lacks returns the first of perms that the key does not hold, and false when
+// it holds them all: a key may hand out or take away only what it holds.
+func (k *APIKey) Lacks(perms []Permission) (Permission, bool) {
+	for _, p := range perms {
+		if !k.Has(p) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
 // HashKey returns the stored form of an API key value. Key values carry 238
 // bits of randomness, so a fast hash is enough: a slow one would only slow every
 // request down.
@@ -145,6 +156,8 @@ type Store interface {
 	CreateAPIKey(ctx context.Context, k *APIKey) error
 	// APIKeyByHash returns the key with the hash, or NOT_FOUND.
 	APIKeyByHash(ctx context.Context, hash string) (*APIKey, error)
+	// GetAPIKey returns the workspace's key with the id, or NOT_FOUND.
+	GetAPIKey(ctx context.Context, workspaceID, id string) (*APIKey, error)
 	// ListAPIKeys returns a page of the workspace's keys, oldest first, and their total.
 	ListAPIKeys(ctx context.Context, workspaceID string, offset, limit int) ([]*APIKey, int, error)
 	// DeleteAPIKey removes the workspace's key, or fails with NOT_FOUND.

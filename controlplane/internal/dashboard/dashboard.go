@@ -79,7 +79,7 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.router
 
 func (d *Dashboard) routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(securityHeaders)
+	r.Use(securityHeaders, headAsGet)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		d.render(w, r, http.StatusNotFound, "notfound", view{Title: "Page not found"})
 	})
@@ -145,6 +145,18 @@ func (d *Dashboard) routes() chi.Router {
 		r.Post("/usage/checkout", d.checkout)
 	})
 	return r
+}
+
+// headAsGet serves HEAD as GET (net/http sends no body for HEAD): the
+// dashboard has no HEAD route of its own. chi's middleware.GetHead would look
+// the route up in the API's router, which hands the dashboard every method.
+func headAsGet(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rctx := chi.RouteContext(r.Context()); rctx != nil && r.Method == http.MethodHead {
+			rctx.RouteMethod = http.MethodGet
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // csp allows the dashboard's own assets only: no inline script or style,

@@ -83,7 +83,7 @@ func (d *Dashboard) requireSession(next http.Handler) http.Handler {
 		if errors.Is(err, errNoSession) {
 			d.clearCookie(w, r, sessionCookie)
 			target := "/"
-			if r.Method == http.MethodGet {
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
 				target += "?next=" + url.QueryEscape(r.URL.RequestURI())
 			}
 			http.Redirect(w, r, target, http.StatusSeeOther)

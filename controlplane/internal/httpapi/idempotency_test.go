@@ -44,7 +44,7 @@ type postOptions struct {
 	path  string                      // the SQLite file; a fresh one when empty
 }
 
-func mustPostAPI(t *testing.T, o postOptions) *postAPI {
+func mustPostAPI(t testing.TB, o postOptions) *postAPI {
 	t.Helper()
 	cfg, err := config.Load(func(k string) string { return o.env[k] })
 	if err != nil {
@@ -73,7 +73,7 @@ func mustPostAPI(t *testing.T, o postOptions) *postAPI {
 }
 
 // newWorkspace stores a workspace on the plan and a key of it with the permissions.
-func (a *postAPI) newWorkspace(t *testing.T, plan workspace.Plan, perms ...workspace.Permission) (*workspace.Workspace, string) {
+func (a *postAPI) newWorkspace(t testing.TB, plan workspace.Plan, perms ...workspace.Permission) (*workspace.Workspace, string) {
 	t.Helper()
 	ws := &workspace.Workspace{ID: uuid.NewString(), Name: "ws", Plan: plan, CreatedAt: time.Now()}
 	if err := a.store.CreateWorkspace(context.Background(), ws); err != nil {
@@ -82,7 +82,7 @@ func (a *postAPI) newWorkspace(t *testing.T, plan workspace.Plan, perms ...works
 	return ws, a.newKey(t, ws.ID, perms...)
 }
 
-func (a *postAPI) newKey(t *testing.T, workspaceID string, perms ...workspace.Permission) string {
+func (a *postAPI) newKey(t testing.TB, workspaceID string, perms ...workspace.Permission) string {
 	t.Helper()
 	k, value := workspace.NewAPIKey(workspaceID, "test", perms, time.Now())
 	if err := a.store.CreateAPIKey(context.Background(), k); err != nil {
@@ -92,7 +92,7 @@ func (a *postAPI) newKey(t *testing.T, workspaceID string, perms ...workspace.Pe
 }
 
 // send makes a request with the key (none when empty) and the headers (name, value pairs).
-func (a *postAPI) send(t *testing.T, key, method, target, body string, header ...string) *httptest.ResponseRecorder {
+func (a *postAPI) send(t testing.TB, key, method, target, body string, header ...string) *httptest.ResponseRecorder {
 	t.Helper()
 	req := httptest.NewRequest(method, target, strings.NewReader(body))
 	if key != "" {

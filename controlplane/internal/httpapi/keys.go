@@ -45,7 +45,7 @@ type keyInput struct {
 }
 
 // createKey makes a key of the caller's workspace. A key cannot hand out a
-// permission it does not hold itself (403), so keys:write is no way up.
+// permission it does not hold itself (403, mayManage).
 func (a *API) createKey(w http.ResponseWriter, r *http.Request) {
 	var in keyInput
 	if err := decodeJSON(r, &in); err != nil {
@@ -73,11 +73,9 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principalOf(r.Context())
-	for _, perm := range perms {
-		if !p.Key.Has(perm) {
-			a.writeError(w, r, fault.New(fault.Forbidden, "this API key cannot grant %s, which it does not hold", perm))
-			return
-		}
+	if err := mayManage(p.Key, perms, "grant"); err != nil {
+		a.writeError(w, r, err)
+		return
 	}
 	k, value := workspace.NewAPIKey(p.Workspace.ID, name, perms, a.now())
 	if err := a.store.CreateAPIKey(r.Context(), k); err != nil {
@@ -87,10 +85,34 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) {
 	writeData(w, http.StatusCreated, keyJSON{ID: k.ID, Name: k.Name, Key: value, Permissions: k.Permissions, CreatedAt: apiTime(k.CreatedAt)})
 }
 
+// deleteKey revokes a key of the caller's workspace, under the rule of
+// createKey: a key cannot revoke one that holds more than itself (403), so a
+// keys:write key cannot take away the workspace's stronger keys.
 func (a *API) deleteKey(w http.ResponseWriter, r *http.Request) {
-	if err := a.store.DeleteAPIKey(r.Context(), principalOf(r.Context()).Workspace.ID, chi.URLParam(r, "id")); err != nil {
+	p := principalOf(r.Context())
+	k, err := a.store.GetAPIKey(r.Context(), p.Workspace.ID, chi.URLParam(r, "id"))
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	if err := mayManage(p.Key, k.Permissions, "revoke a key holding"); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	// Keys never change, so the check above still holds for the delete.
+	if err := a.store.DeleteAPIKey(r.Context(), p.Workspace.ID, k.ID); err != nil {
 		a.writeError(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// mayManage is the one rule of key management: a key may create or revoke
+// only keys whose permissions are a subset of its own (itself included), so
+// keys:write is no way up. verb names the act in the FORBIDDEN message.
+func mayManage(caller *workspace.APIKey, perms []workspace.Permission, verb string) error {
+	if perm, lacks := caller.Lacks(perms); lacks {
+		return fault.New(fault.Forbidden, "this API key cannot %s %s, which it does not hold", verb, perm)
+	}
+	return nil
 }

@@ -1,8 +1,12 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -74,6 +78,9 @@ func (a *API) listLinks(w http.ResponseWriter, r *http.Request) {
 		Offset:      p.offset(),
 		Limit:       p.PerPage,
 	}
+	checkQueryText(&fe, "search", f.Search, link.MaxSearchLen)
+	checkQueryText(&fe, "domain", f.Domain, 300)
+	checkQueryText(&fe, "tag", f.Tag, link.MaxTagLen)
 	if v := q.Get("archived"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -103,4 +110,20 @@ func (a *API) listLinks(w http.ResponseWriter, r *http.Request) {
 		out[i] = a.linkJSON(l)
 	}
 	writeList(w, out, p, total)
+}
+
+// checkQueryText adds a field error when a text filter of the query is more
+// than max characters, not UTF-8 or holds a control character. NUL would cut
+// SQLite's LIKE pattern short (search=%00zzz matched every link) and
+// PostgreSQL refuses it; an unbounded pattern makes SQLite fail ("LIKE or
+// GLOB pattern too complex") instead of answering.
+func checkQueryText(fe *fault.FieldErrors, name, v string, max int) {
+	switch {
+	case !utf8.ValidString(v):
+		fe.Add(fault.Validation, name, "must be valid UTF-8 text")
+	case utf8.RuneCountInString(v) > max:
+		fe.Add(fault.Validation, name, fmt.Sprintf("must be at most %d characters", max))
+	case strings.ContainsFunc(v, unicode.IsControl):
+		fe.Add(fault.Validation, name, "must not hold control characters")
+	}
 }

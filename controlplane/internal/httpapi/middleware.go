@@ -171,7 +171,11 @@ func methodNotAllowed(a *API) http.HandlerFunc {
 		}
 		var allow []string
 		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
-			if a.router.Match(chi.NewRouteContext(), m, path) {
+			probe := m
+			if m == http.MethodHead {
+				probe = http.MethodGet // HEAD is served as GET (router.go)
+			}
+			if a.router.Match(chi.NewRouteContext(), probe, path) {
 				allow = append(allow, m)
 			}
 		}

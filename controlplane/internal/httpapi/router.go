@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -156,7 +157,9 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.router.Serve
 
 func (a *API) routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(withRequestID, a.metrics.measure, a.accessLog, a.recoverPanics, limitBody)
+	// GetHead answers HEAD on every GET route as GET (net/http sends no body):
+	// the same middleware runs, so auth, rate limits and their headers hold.
+	r.Use(withRequestID, a.metrics.measure, a.accessLog, a.recoverPanics, limitBody, middleware.GetHead)
 	r.NotFound(notFound(a))
 	r.MethodNotAllowed(methodNotAllowed(a))
 
