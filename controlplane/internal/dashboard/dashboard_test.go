@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -469,6 +471,44 @@ func TestSignInRateLimitPerClientIP(t *testing.T) {
 	}
 	wrong.Set("csrf", csrfOf(t, b.get("/")))
 	wantStatus(t, "a forged X-Forwarded-For", b.do("POST", "/signin", wrong, "X-Forwarded-For", "198.51.100.7"), http.StatusTooManyRequests)
+}
+
+// Replicas sharing Redis share the sign-in count: attempts spread over two
+// control planes are limited as if they went to one.
+func TestSignInRateLimitAcrossReplicas(t *testing.T) {
+	redisURL := os.Getenv("SHORTLINK_TEST_REDIS_URL")
+	if redisURL == "" {
+		if os.Getenv("SHORTLINK_REQUIRE_INTEGRATION") == "1" {
+			t.Fatal("SHORTLINK_TEST_REDIS_URL is not set and integration suites are required")
+		}
+		t.Skip("SHORTLINK_TEST_REDIS_URL is not set")
+	}
+	e := newEnv(t)
+	_, value := e.key(t)
+	// A window of its own, far from any other test's counts in that Redis.
+	now := time.Unix(4102444800+rand.Int64N(1e8)*60, 0)
+	var bases []string
+	for range 2 {
+		r, err := ratelimit.NewRedis(context.Background(), redisURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		r.Now = func() time.Time { return now }
+		bases = append(bases, e.replica(t, r).URL)
+	}
+	b := e.browser(t)
+	wrong := url.Values{"key": {"sl_" + strings.Repeat("x", 40)}}
+	for i := range dashboard.SignInRateLimit {
+		b.base = bases[i%2]
+		wrong.Set("csrf", csrfOf(t, b.get("/")))
+		wantStatus(t, "a wrong key", b.do("POST", "/signin", wrong), http.StatusUnauthorized)
+	}
+	for _, base := range bases {
+		b.base = base
+		p := b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {csrfOf(t, b.get("/"))}})
+		wantStatus(t, "the right key at "+base+" past the shared limit", p, http.StatusTooManyRequests)
+	}
 }
 
 // The GET form keeps only a next of this site (issue 18, point 10).
