@@ -13,10 +13,12 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"shortlink.dev/controlplane/internal/ratelimit"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/workspace"
 )
@@ -38,10 +40,15 @@ type Options struct {
 	WithKey func(ctx context.Context, k *workspace.APIKey) context.Context
 	// Keys resolves the key typed into the sign-in form.
 	Keys KeyFinder
-	// Sessions keeps the sessions, in the SQL store so replicas share them.
+	// Sessions keeps the sessions, in the SQL store so replicas share them,
+	// and the secret the sign-in form's tokens are made with.
 	Sessions SessionStore
-	Config   *config.Config
-	Logger   *slog.Logger
+	// Limiter counts sign-in attempts per client IP (SignInRateLimit): the
+	// API's, so that replicas sharing it through Redis share the count.
+	// Nil counts nothing.
+	Limiter ratelimit.Limiter
+	Config  *config.Config
+	Logger  *slog.Logger
 	// SessionTTL is how long a session lasts; zero means DefaultSessionTTL.
 	SessionTTL time.Duration
 	// Now is the clock; tests may replace it.
@@ -56,6 +63,9 @@ type Dashboard struct {
 	o      Options
 	pages  *pages
 	router chi.Router
+
+	secretMu sync.Mutex
+	secret   []byte // signinSecret, read once from the store
 }
 
 // New returns the dashboard.

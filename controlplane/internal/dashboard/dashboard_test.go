@@ -6,18 +6,23 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"shortlink.dev/controlplane/internal/dashboard"
 	"shortlink.dev/controlplane/internal/httpapi"
+	"shortlink.dev/controlplane/internal/ratelimit"
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/gallery"
@@ -320,6 +325,204 @@ func TestCSRFOnEveryPost(t *testing.T) {
 		t.Errorf("%d links were created by forged posts", n)
 	}
 	wantStatus(t, "still signed in", b.get("/links"), http.StatusOK)
+}
+
+// replica serves another API over e's store, as a second control plane
+// would, with the limiter given (nil: its own in-process one).
+func (e *env) replica(t *testing.T, l ratelimit.Limiter, settings ...string) *httptest.Server {
+	t.Helper()
+	vals := map[string]string{}
+	for _, s := range settings {
+		k, v, _ := strings.Cut(s, "=")
+		vals[k] = v
+	}
+	cfg, err := config.Load(func(k string) string { return vals[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := httpapi.New(httpapi.Options{Config: cfg, Store: e.store, Stats: fakeStats{}, Limiter: l, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// The sign-in form's token is the server's (issue 18, point 12): a cookie
+// planted with a token of the attacker's making signs nobody in, while a
+// form served by one replica is accepted by another.
+func TestSignInCSRFIsTheServers(t *testing.T) {
+	e := newEnv(t)
+	_, value := e.key(t)
+
+	t.Run("PlantedCookie", func(t *testing.T) {
+		b := e.browser(t)
+		u, _ := url.Parse(e.srv.URL)
+		b.client.Jar.SetCookies(u, []*http.Cookie{{Name: "sl_signin", Value: "planted-by-the-attacker", Path: "/"}})
+		p := b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {"planted-by-the-attacker"}})
+		wantStatus(t, "sign-in with a planted cookie and its value", p, http.StatusForbidden)
+		if strings.Contains(strings.Join(p.header.Values("Set-Cookie"), ";"), "sl_session=") {
+			t.Errorf("a planted cookie started a session")
+		}
+		if !strings.Contains(p.body, `name="key"`) || !strings.Contains(p.body, "The sign-in form expired") {
+			t.Errorf("the 403 does not show the form and why:\n%s", p.body)
+		}
+	})
+
+	t.Run("TokenOfAnotherNonce", func(t *testing.T) {
+		tok := csrfOf(t, e.browser(t).get("/"))
+		b := e.browser(t)
+		b.get("/")
+		wantStatus(t, "sign-in with another form's token", b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {tok}}), http.StatusForbidden)
+	})
+
+	t.Run("AcrossReplicas", func(t *testing.T) {
+		other := e.replica(t, nil)
+		b := e.browser(t)
+		tok := csrfOf(t, b.get("/"))
+		// The jar keeps cookies per host, and both replicas are 127.0.0.1.
+		b.base = other.URL
+		wantRedirect(t, "sign-in at the other replica", b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {tok}}), "/links")
+	})
+}
+
+// Sign-in is rate-limited per client IP (issue 18, point 11), every attempt
+// counted before its key is looked at: a burst of wrong keys sent at once
+// gets 429s, and the right key is refused too until the window passes.
+func TestSignInRateLimit(t *testing.T) {
+	e := newEnv(t)
+	_, value := e.key(t)
+	// A clock that stays in one window: the burst cannot straddle two.
+	lim := ratelimit.NewMemory()
+	start := time.Now()
+	lim.Now = func() time.Time { return start }
+	srv := e.replica(t, lim)
+	b := e.browser(t)
+	b.base = srv.URL
+	tok := csrfOf(t, b.get("/"))
+
+	const n = 150
+	statuses := make([]page, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = b.do("POST", "/signin", url.Values{"key": {"sl_" + strings.Repeat("x", 40)}, "csrf": {tok}})
+		}()
+	}
+	wg.Wait()
+	count := map[int]int{}
+	var limited page
+	for _, p := range statuses {
+		count[p.status]++
+		if p.status == http.StatusTooManyRequests {
+			limited = p
+		}
+	}
+	// Answers change the form's cookie under requests still in flight, so
+	// some of those that pass the limit may be 403; none may be more than
+	// the limit.
+	if count[http.StatusTooManyRequests] < n-dashboard.SignInRateLimit {
+		t.Fatalf("%d wrong keys at once: %v, want at most %d past the limit and the rest 429", n, count, dashboard.SignInRateLimit)
+	}
+	if ra, err := strconv.Atoi(limited.header.Get("Retry-After")); err != nil || ra < 1 || ra > 60 {
+		t.Errorf("Retry-After %q", limited.header.Get("Retry-After"))
+	}
+	if !strings.Contains(limited.body, "Too many sign-in attempts") || !strings.Contains(limited.body, `name="key"`) {
+		t.Errorf("the 429 does not show the form and why:\n%s", limited.body)
+	}
+	// Every answer set a fresh form's cookie: read the form anew (a GET is
+	// not counted).
+	p := b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {csrfOf(t, b.get("/"))}})
+	wantStatus(t, "the right key within the window", p, http.StatusTooManyRequests)
+
+	// The next window lets the right key in.
+	start = start.Add(time.Minute)
+	wantRedirect(t, "the right key in the next window", b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {csrfOf(t, p)}}), "/links")
+}
+
+// The sign-in count is per client IP, found as the API finds it:
+// X-Forwarded-For counts only from a trusted proxy.
+func TestSignInRateLimitPerClientIP(t *testing.T) {
+	e := newEnv(t)
+	_, value := e.key(t)
+	lim := ratelimit.NewMemory()
+	start := time.Now()
+	lim.Now = func() time.Time { return start }
+	trusting := e.replica(t, lim, "SHORTLINK_TRUSTED_PROXIES=127.0.0.1/32,::1/128")
+	b := e.browser(t)
+	b.base = trusting.URL
+	wrong := url.Values{"key": {"sl_" + strings.Repeat("x", 40)}}
+	for range dashboard.SignInRateLimit {
+		wrong.Set("csrf", csrfOf(t, b.get("/")))
+		wantStatus(t, "a wrong key", b.do("POST", "/signin", wrong, "X-Forwarded-For", "203.0.113.1"), http.StatusUnauthorized)
+	}
+	wantStatus(t, "a client past its limit", b.do("POST", "/signin", wrong, "X-Forwarded-For", "203.0.113.1"), http.StatusTooManyRequests)
+	wantRedirect(t, "another client behind the proxy", b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {csrfOf(t, b.get("/"))}}, "X-Forwarded-For", "203.0.113.2"), "/links")
+
+	// Without trust, the header names nobody: the connection's address is the client.
+	lim2 := ratelimit.NewMemory()
+	lim2.Now = func() time.Time { return start }
+	plain := e.replica(t, lim2)
+	b = e.browser(t)
+	b.base = plain.URL
+	for i := range dashboard.SignInRateLimit {
+		wrong.Set("csrf", csrfOf(t, b.get("/")))
+		b.do("POST", "/signin", wrong, "X-Forwarded-For", "203.0.113."+strconv.Itoa(i))
+	}
+	wrong.Set("csrf", csrfOf(t, b.get("/")))
+	wantStatus(t, "a forged X-Forwarded-For", b.do("POST", "/signin", wrong, "X-Forwarded-For", "198.51.100.7"), http.StatusTooManyRequests)
+}
+
+// Replicas sharing Redis share the sign-in count: attempts spread over two
+// control planes are limited as if they went to one.
+func TestSignInRateLimitAcrossReplicas(t *testing.T) {
+	redisURL := os.Getenv("SHORTLINK_TEST_REDIS_URL")
+	if redisURL == "" {
+		if os.Getenv("SHORTLINK_REQUIRE_INTEGRATION") == "1" {
+			t.Fatal("SHORTLINK_TEST_REDIS_URL is not set and integration suites are required")
+		}
+		t.Skip("SHORTLINK_TEST_REDIS_URL is not set")
+	}
+	e := newEnv(t)
+	_, value := e.key(t)
+	// A window of its own, far from any other test's counts in that Redis.
+	now := time.Unix(4102444800+rand.Int64N(1e8)*60, 0)
+	var bases []string
+	for range 2 {
+		r, err := ratelimit.NewRedis(context.Background(), redisURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		r.Now = func() time.Time { return now }
+		bases = append(bases, e.replica(t, r).URL)
+	}
+	b := e.browser(t)
+	wrong := url.Values{"key": {"sl_" + strings.Repeat("x", 40)}}
+	for i := range dashboard.SignInRateLimit {
+		b.base = bases[i%2]
+		wrong.Set("csrf", csrfOf(t, b.get("/")))
+		wantStatus(t, "a wrong key", b.do("POST", "/signin", wrong), http.StatusUnauthorized)
+	}
+	for _, base := range bases {
+		b.base = base
+		p := b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {csrfOf(t, b.get("/"))}})
+		wantStatus(t, "the right key at "+base+" past the shared limit", p, http.StatusTooManyRequests)
+	}
+}
+
+// The GET form keeps only a next of this site (issue 18, point 10).
+func TestSignInFormNext(t *testing.T) {
+	e := newEnv(t)
+	for _, next := range []string{"/%09/evil.com", "//evil.com", "/%5Cevil.com", "https://evil.com", "javascript:alert(1)"} {
+		p := e.browser(t).get("/?next=" + next)
+		if strings.Contains(p.body, `name="next"`) {
+			t.Errorf("GET /?next=%s: the form carries next:\n%s", next, p.body)
+		}
+	}
+	if p := e.browser(t).get("/?next=" + url.QueryEscape("/links?tag=a")); !strings.Contains(p.body, `name="next" value="/links?tag=a"`) {
+		t.Errorf("a next of this site is dropped:\n%s", p.body)
+	}
 }
 
 // countLinks asks the API itself.

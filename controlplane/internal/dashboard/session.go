@@ -2,17 +2,22 @@ package dashboard
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
+	"shortlink.dev/shared/clientip"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/workspace"
 )
@@ -27,15 +32,25 @@ type SessionStore interface {
 	SessionKey(ctx context.Context, idHash string) (string, *workspace.APIKey, error)
 	DeleteSession(ctx context.Context, idHash string) error
 	DeleteExpiredSessions(ctx context.Context, now time.Time) (int64, error)
+	// Secret returns the deployment's secret of that name, the same for
+	// every replica (made by whichever process asks first).
+	Secret(ctx context.Context, name string) ([]byte, error)
 }
 
 const (
 	// sessionCookie names the session.
 	sessionCookie = "sl_session"
-	// signinCookie carries the sign-in form's CSRF token before there is a
-	// session (double submit): a page elsewhere cannot sign a browser in
-	// with a key of its choosing.
+	// signinCookie carries the sign-in form's nonce before there is a
+	// session; the form's token is the HMAC of that nonce with the
+	// deployment's secret (signinToken), so a cookie planted by someone
+	// else, with a token of their making, signs nobody in.
 	signinCookie = "sl_signin"
+	// signinSecret names the secret of the sign-in tokens in the store.
+	signinSecret = "dashboard-signin"
+	// SignInRateLimit is how many sign-in attempts (right or wrong keys) a
+	// client IP may make per one-minute window, shared by every replica
+	// through the API's limiter; beyond it sign-in answers 429.
+	SignInRateLimit = 10
 	// csrfField is the form field of the CSRF token; scripts send the
 	// X-CSRF-Token header instead.
 	csrfField  = "csrf"
@@ -115,10 +130,16 @@ func sameToken(got, want string) bool {
 	return got != "" && want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
-// renderSignIn shows the sign-in form with a fresh CSRF token in its cookie.
+// renderSignIn shows the sign-in form with a fresh nonce in its cookie and
+// the nonce's token in the form.
 func (d *Dashboard) renderSignIn(w http.ResponseWriter, r *http.Request, status int, problem string) {
-	token := randomToken()
-	d.setCookie(w, r, signinCookie, token, 30*time.Minute)
+	nonce := randomToken()
+	token, err := d.signinToken(r.Context(), nonce)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	d.setCookie(w, r, signinCookie, nonce, 30*time.Minute)
 	w.Header().Set("Cache-Control", "no-store")
 	v := view{Title: "Sign in", CSRF: token, Data: map[string]string{"Next": safeNext(r.FormValue("next"))}}
 	if problem != "" {
@@ -127,10 +148,74 @@ func (d *Dashboard) renderSignIn(w http.ResponseWriter, r *http.Request, status 
 	d.render(w, r, status, "signin", v)
 }
 
+// signinToken is the sign-in form's CSRF token for the nonce of its cookie:
+// an HMAC with the deployment's secret, which only this server can make.
+func (d *Dashboard) signinToken(ctx context.Context, nonce string) (string, error) {
+	d.secretMu.Lock()
+	defer d.secretMu.Unlock()
+	if d.secret == nil {
+		b, err := d.o.Sessions.Secret(ctx, signinSecret)
+		if err != nil {
+			return "", fmt.Errorf("sign-in secret: %w", err)
+		}
+		d.secret = b
+	}
+	m := hmac.New(sha256.New, d.secret)
+	m.Write([]byte("sl_signin:" + nonce))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)), nil
+}
+
+// allowSignIn counts the attempt against the client IP's sign-in rate before
+// the key is looked at, so that a burst of attempts in flight at once cannot
+// pass a check made before any of them is counted. A refused attempt is
+// answered 429 with Retry-After and the form.
+func (d *Dashboard) allowSignIn(w http.ResponseWriter, r *http.Request) bool {
+	if d.o.Limiter == nil {
+		return true
+	}
+	res, err := d.o.Limiter.Allow(r.Context(), "signin:ip:"+d.clientIP(r).String(), SignInRateLimit)
+	if err != nil {
+		// As the API does: a limiter that cannot count (Redis down) does not
+		// lock everyone out.
+		d.o.Logger.WarnContext(r.Context(), "rate limiter unavailable; sign-in allowed", "err", err)
+		return true
+	}
+	if res.Allowed {
+		return true
+	}
+	retry := res.RetryAfter(d.o.Now())
+	w.Header().Set("Retry-After", strconv.Itoa(retry))
+	d.renderSignIn(w, r, http.StatusTooManyRequests, fmt.Sprintf(
+		"Too many sign-in attempts from your address (at most %d a minute). Wait %d seconds, then try again.", SignInRateLimit, retry))
+	return false
+}
+
+// clientIP is the request's client address, as the API finds it:
+// X-Forwarded-For counts only from SHORTLINK_TRUSTED_PROXIES.
+func (d *Dashboard) clientIP(r *http.Request) netip.Addr {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.IPv6Unspecified()
+	}
+	return clientip.Resolve(ap.Addr(), r.Header.Get("X-Forwarded-For"), d.o.Config.TrustedProxies)
+}
+
 // signIn checks the key typed in and starts a session for it.
 func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) {
+	if !d.allowSignIn(w, r) {
+		return
+	}
 	c, err := r.Cookie(signinCookie)
-	if err != nil || !sameToken(r.PostFormValue(csrfField), c.Value) {
+	if err != nil || c.Value == "" || len(c.Value) > 100 {
+		d.renderSignIn(w, r, http.StatusForbidden, "The sign-in form expired. Please enter your API key again.")
+		return
+	}
+	want, err := d.signinToken(r.Context(), c.Value)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	if !sameToken(r.PostFormValue(csrfField), want) {
 		d.renderSignIn(w, r, http.StatusForbidden, "The sign-in form expired. Please enter your API key again.")
 		return
 	}
@@ -175,12 +260,39 @@ func (d *Dashboard) signOut(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
-// safeNext is next when it is a path of this site, else "".
+// safeNext is next when it is a path of this site, else "". Browsers drop
+// tabs and newlines from a Location and read a backslash as a slash, so
+// "/<TAB>/evil.com" and "/\evil.com" lead to another origin: next must parse
+// with no scheme and no host, start with one "/" not followed by "/" or "\",
+// and hold no control character and no backslash, both as sent and once
+// percent-decoded. The GET form and the sign-in POST both read next through it.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	if len(next) > 2048 || !localPath(next) {
+		return ""
+	}
+	decoded, err := url.PathUnescape(next)
+	if err != nil || !localPath(decoded) {
+		return ""
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
 		return ""
 	}
 	return next
+}
+
+// localPath reports whether p starts with a single "/" and holds no control
+// character and no backslash.
+func localPath(p string) bool {
+	if len(p) == 0 || p[0] != '/' || (len(p) > 1 && (p[1] == '/' || p[1] == '\\')) {
+		return false
+	}
+	for _, c := range p {
+		if c < 0x20 || c == 0x7f || c == '\\' || (c >= 0x80 && c <= 0x9f) {
+			return false
+		}
+	}
+	return true
 }
 
 func (d *Dashboard) setCookie(w http.ResponseWriter, r *http.Request, name, value string, ttl time.Duration) {

@@ -253,7 +253,7 @@ func (a *API) routes() chi.Router {
 	// The web dashboard (internal/dashboard): "/" and its own prefixes; it
 	// acts through this API in process (WithKey, auth.go).
 	if ss, ok := a.store.(dashboard.SessionStore); ok {
-		d := dashboard.New(dashboard.Options{API: a, WithKey: WithKey, Keys: a.store, Sessions: ss, Config: a.cfg, Logger: a.log})
+		d := dashboard.New(dashboard.Options{API: a, WithKey: WithKey, Keys: a.store, Sessions: ss, Limiter: a.limiter, Config: a.cfg, Logger: a.log})
 		r.Handle("/", d)
 		for _, p := range dashboard.Prefixes {
 			r.Handle(p, d)
