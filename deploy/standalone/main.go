@@ -12,6 +12,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"shortlink.dev/analytics/backend"
 	"shortlink.dev/controlplane/cli"
 	edge "shortlink.dev/edge/server"
@@ -59,9 +62,14 @@ func planes(ctx context.Context, env cli.Env) (*cli.Planes, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The edge listener is public: its /metrics shows the edge's series
+	// only, never the control plane's (routes, key ids), which stay on the
+	// API listener's registry.
+	edgeReg := prometheus.NewRegistry()
+	edgeReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e, err := edge.New(edge.Options{
 		Config: cfg, Source: env.Store, Clicks: producer, Changes: changes, Secret: secret,
-		Logger: env.Logger, Registry: env.Registry,
+		Logger: env.Logger, Registry: edgeReg,
 	})
 	if err != nil {
 		return nil, err
