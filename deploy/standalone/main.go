@@ -67,10 +67,17 @@ func planes(ctx context.Context, env cli.Env) (*cli.Planes, error) {
 	// API listener's registry.
 	edgeReg := prometheus.NewRegistry()
 	edgeReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	e, err := edge.New(edge.Options{
+	opts := edge.Options{
 		Config: cfg, Source: env.Store, Clicks: producer, Changes: changes, Secret: secret,
 		Logger: env.Logger, Registry: edgeReg,
-	})
+	}
+	if cfg.DatabaseURL != "" {
+		// On PostgreSQL several of these may serve one deployment: they
+		// count password tries together. On SQLite this edge is the only
+		// one, and counts them in memory.
+		opts.Tries = env.Store
+	}
+	e, err := edge.New(opts)
 	if err != nil {
 		return nil, err
 	}
