@@ -5,9 +5,11 @@ import (
 	"errors"
 	"net/netip"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -145,7 +147,22 @@ type passwordGate struct {
 	sem    *semaphore.Weighted
 	budget int64 // KiB
 	floor  int64 // KiB
+
+	// running counts the checks in flight; freeing says a return of memory
+	// to the OS is scheduled; lastFree is when the last one ran (UnixNano).
+	running  atomic.Int64
+	freeing  atomic.Bool
+	lastFree atomic.Int64
 }
+
+// Go keeps the heap a burst of checks grew (each check allocates its
+// hash's memory, 19 MiB) and gives it back to the OS only slowly. Once the
+// checks have stopped for freeAfter, the gate returns it at once, at most
+// every freeEvery (a forced collection costs the CPU of one GC cycle).
+const (
+	freeAfter = time.Second
+	freeEvery = 30 * time.Second
+)
 
 const checksPerCore = 2
 
@@ -160,10 +177,32 @@ func newPasswordGate(budgetBytes int64) *passwordGate {
 // tryAcquire takes room for a check of hash, without waiting, and returns its weight.
 func (g *passwordGate) tryAcquire(hash string) (int64, bool) {
 	w := min(max(argon2Memory(hash), g.floor, 1), g.budget)
-	return w, g.sem.TryAcquire(w)
+	if !g.sem.TryAcquire(w) {
+		return w, false
+	}
+	g.running.Add(1)
+	return w, true
 }
 
-func (g *passwordGate) release(w int64) { g.sem.Release(w) }
+// release gives back the room of a finished check.
+func (g *passwordGate) release(w int64) {
+	g.sem.Release(w)
+	if g.running.Add(-1) == 0 && g.freeing.CompareAndSwap(false, true) {
+		time.AfterFunc(freeAfter, g.free)
+	}
+}
+
+// free returns the heap's unused memory to the OS, unless checks run
+// again or it did so lately.
+func (g *passwordGate) free() {
+	defer g.freeing.Store(false)
+	now := time.Now().UnixNano()
+	if g.running.Load() != 0 || now-g.lastFree.Load() < int64(freeEvery) {
+		return
+	}
+	g.lastFree.Store(now)
+	debug.FreeOSMemory()
+}
 
 // argon2Memory is the memory, in KiB, of an encoded argon2 hash
 // ($argon2id$v=19$m=19456,t=2,p=1$…); a hash it cannot read weighs the most.

@@ -1,0 +1,255 @@
+// Command pwbench measures what a burst of wrong passwords costs an edge
+// (issue 18, point 1): it starts the real standalone binary (`bin/shortlink
+// serve`, fresh data folder, 127.0.0.1 only), creates a password-protected
+// link through the API, fires -tries wrong passwords at it all at once, and
+// prints a markdown table per scenario:
+//
+//   - one client: every try from 127.0.0.1 (the lockout: at most 10 checked);
+//   - many clients: every try with its own X-Forwarded-For address, the
+//     server trusting 127.0.0.1 as a proxy (the per-link ceiling: at most
+//     100 checked, and the memory gate bounding those that run at once).
+//
+// Columns: the answers (401 wrong password, 429 locked out or busy), the
+// argon2id checks the edge ran (shortlink_edge_password_checks_total on its
+// /metrics) and those it shed (…_shed_total), and the server's resident
+// memory (/proc/PID/status): VmRSS before the burst, VmHWM (its peak), and
+// VmRSS 1 s and 10 s after the last answer. Each scenario runs on a fresh
+// server.
+//
+// Usage (from the repository root, after `make build`):
+//
+//	go run ./benchmarks/cmd/pwbench [-bin bin] [-tries 1000]
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"shortlink.dev/benchmarks/internal/api"
+	"shortlink.dev/benchmarks/internal/proc"
+	"shortlink.dev/benchmarks/internal/report"
+)
+
+var (
+	apiLine  = regexp.MustCompile(`(?m)^\s*API:\s+(http://\S+/api/v1)\s*$`)
+	edgeLine = regexp.MustCompile(`(?m)^\s*Edge:\s+(http://\S+/)\s*$`)
+)
+
+// The goals of issue 18: memory growth and argon2 checks of a burst.
+const (
+	goalGrowth          = 100 << 20
+	triesPerClient      = 10
+	triesPerLinkCeiling = 100
+)
+
+func main() {
+	bin := flag.String("bin", "bin", "folder of the built binaries (make build)")
+	tries := flag.Int("tries", 1000, "wrong passwords sent at once")
+	flag.Parse()
+	if err := run(*bin, *tries); err != nil {
+		fmt.Fprintln(os.Stderr, "pwbench:", err)
+		os.Exit(1)
+	}
+}
+
+// result is one scenario's figures.
+type result struct {
+	name                string
+	status              map[int]int
+	checks, shed        int64
+	before, peak        int64
+	after1s, after10s   int64
+	maxChecks           int64
+	elapsed             time.Duration
+	transportErrs, sent int
+}
+
+func run(bin string, tries int) error {
+	m := report.ReadMachine()
+	var results []result
+	for _, sc := range []struct {
+		name      string
+		many      bool
+		maxChecks int64
+	}{
+		{"one client", false, triesPerClient},
+		{"many clients", true, triesPerLinkCeiling},
+	} {
+		fmt.Fprintf(os.Stderr, "pwbench: %s, %d wrong passwords at once\n", sc.name, tries)
+		r, err := scenario(bin, tries, sc.many)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		r.name, r.maxChecks = sc.name, sc.maxChecks
+		results = append(results, r)
+	}
+
+	fmt.Printf("## Password bursts: %s wrong passwords at once against `shortlink serve`\n\n", report.Int(int64(tries)))
+	fmt.Println(m.Markdown())
+	t := report.NewTable("clients", "401", "429", "other", "argon2 checks", "shed (busy)", "RSS before", "RSS peak (VmHWM)", "growth", "RSS +1 s", "RSS +10 s", "burst took")
+	for _, r := range results {
+		other := r.transportErrs
+		for s, n := range r.status {
+			if s != http.StatusUnauthorized && s != http.StatusTooManyRequests {
+				other += n
+			}
+		}
+		t.Add(r.name, r.status[http.StatusUnauthorized], r.status[http.StatusTooManyRequests], other, r.checks, r.shed,
+			report.Bytes(r.before), report.Bytes(r.peak), report.Bytes(r.peak-r.before),
+			report.Bytes(r.after1s), report.Bytes(r.after10s), report.Dur(r.elapsed))
+	}
+	t.Print(os.Stdout)
+	for _, r := range results {
+		fmt.Printf("- %s: growth %s (goal < %s): %s; argon2 checks %d (goal ≤ %d): %s\n", r.name,
+			report.Bytes(r.peak-r.before), report.Bytes(goalGrowth), report.Verdict(float64(r.peak-r.before), goalGrowth, false),
+			r.checks, r.maxChecks, report.Verdict(float64(r.checks), float64(r.maxChecks), false))
+	}
+	return nil
+}
+
+// scenario starts a fresh server, makes the link and fires the burst.
+func scenario(bin string, tries int, many bool) (result, error) {
+	var r result
+	dir, err := os.MkdirTemp("", "pwbench-")
+	if err != nil {
+		return r, err
+	}
+	defer os.RemoveAll(dir)
+	key := api.NewKey()
+	env := append(os.Environ(),
+		"SHORTLINK_DATA_DIR="+dir,
+		"SHORTLINK_API_ADDR=127.0.0.1:0",
+		"SHORTLINK_EDGE_ADDR=127.0.0.1:0",
+		"SHORTLINK_BOOTSTRAP_API_KEY="+key,
+	)
+	if many {
+		env = append(env, "SHORTLINK_TRUSTED_PROXIES=127.0.0.1/32")
+	}
+	p, err := proc.Start(proc.Spec{Name: "shortlink serve", Bin: filepath.Join(bin, "shortlink"), Args: []string{"serve"}, Env: env})
+	if err != nil {
+		return r, err
+	}
+	defer func() {
+		if err := p.Stop(30 * time.Second); err != nil {
+			fmt.Fprintln(os.Stderr, "pwbench: stop:", err)
+		}
+	}()
+	found, err := p.Await(90*time.Second, apiLine, edgeLine)
+	if err != nil {
+		return r, err
+	}
+	apiBase, edgeBase := found[0], found[1]
+	slug, err := createPasswordLink(apiBase, key)
+	if err != nil {
+		return r, err
+	}
+	target := edgeBase + slug
+
+	tr := &http.Transport{MaxIdleConnsPerHost: tries, MaxConnsPerHost: 0}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Timeout: 120 * time.Second, Transport: tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	// The form once: the link is cached and the server warm.
+	if resp, err := client.Get(target); err != nil {
+		return r, err
+	} else {
+		resp.Body.Close()
+	}
+	time.Sleep(time.Second)
+	mem, err := p.Mem()
+	if err != nil {
+		return r, err
+	}
+	r.before = mem.RSS
+
+	r.status = map[int]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range tries {
+		wg.Go(func() {
+			<-start
+			form := url.Values{"password": {fmt.Sprintf("wrong-%d", i)}}.Encode()
+			req, _ := http.NewRequest(http.MethodPost, target, strings.NewReader(form))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			if many {
+				req.Header.Set("X-Forwarded-For", fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255))
+			}
+			resp, err := client.Do(req)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				r.transportErrs++
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			r.status[resp.StatusCode]++
+		})
+	}
+	t0 := time.Now()
+	close(start)
+	wg.Wait()
+	r.elapsed = time.Since(t0)
+	r.sent = tries
+
+	time.Sleep(time.Second)
+	if mem, err = p.Mem(); err != nil {
+		return r, err
+	}
+	r.after1s, r.peak = mem.RSS, mem.Peak
+	time.Sleep(9 * time.Second)
+	if mem, err = p.Mem(); err != nil {
+		return r, err
+	}
+	r.after10s = mem.RSS
+	met, err := api.Scrape(context.Background(), edgeBase+"metrics")
+	if err != nil {
+		return r, err
+	}
+	r.checks = met.Int("shortlink_edge_password_checks_total")
+	r.shed = met.Int("shortlink_edge_password_checks_shed_total")
+	if _, ok := met["shortlink_edge_password_checks_total"]; !ok {
+		return r, errors.New("the edge's /metrics has no shortlink_edge_password_checks_total")
+	}
+	return r, nil
+}
+
+// createPasswordLink creates a link with a password and returns its slug.
+func createPasswordLink(apiBase, key string) (string, error) {
+	body, _ := json.Marshal(map[string]string{"destinationUrl": "https://example.com/vault", "password": "correct-horse-battery"})
+	req, _ := http.NewRequest(http.MethodPost, apiBase+"/links", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusCreated {
+		return "", fmt.Errorf("create link: %d %s", resp.StatusCode, b)
+	}
+	var env struct {
+		Data struct {
+			Slug string `json:"slug"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		return "", fmt.Errorf("create link: %w", err)
+	}
+	return env.Data.Slug, nil
+}
