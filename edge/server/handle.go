@@ -241,7 +241,7 @@ func (e *Edge) unlock(ctx *fasthttp.RequestCtx, l *target.Link, now time.Time) b
 	pw := ctx.PostArgs().Peek("password")
 	ok := false
 	if len(pw) > 0 && len(pw) <= 4*link.MaxPasswordLen {
-		w, admitted := e.pwGate.tryAcquire(l.PasswordHash)
+		ticket, admitted := e.pwGate.tryAcquire(l.PasswordHash)
 		if !admitted {
 			// The try stays counted: a client cannot retry a busy edge
 			// beyond its lockout.
@@ -252,7 +252,7 @@ func (e *Edge) unlock(ctx *fasthttp.RequestCtx, l *target.Link, now time.Time) b
 		}
 		e.metrics.passwordChecks.Inc()
 		ok, _ = argon2id.ComparePasswordAndHash(string(pw), l.PasswordHash)
-		e.pwGate.release(w)
+		e.pwGate.release(ticket)
 	}
 	if !ok {
 		e.page(ctx, fasthttp.StatusUnauthorized, page.WrongPassword, e.metrics.password)

@@ -6,10 +6,10 @@ import (
 	"net/netip"
 	"runtime"
 	"runtime/debug"
+	rtmetrics "runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -148,23 +148,35 @@ type passwordGate struct {
 	budget int64 // KiB
 	floor  int64 // KiB
 
-	// running counts the checks in flight; freeing says a return of memory
-	// to the OS is scheduled; lastFree is when the last one ran (UnixNano).
-	running  atomic.Int64
-	freeing  atomic.Bool
-	lastFree atomic.Int64
+	// mu guards running (the checks in flight), the timer that returns
+	// memory after a burst, and when it last did.
+	mu       sync.Mutex
+	running  int
+	freeT    *time.Timer
+	lastFree time.Time
+	// garbage is the memory (KiB) of the checks finished since the gate
+	// last collected it.
+	garbage int64
 }
 
-// Go keeps the heap a burst of checks grew (each check allocates its
-// hash's memory, 19 MiB) and gives it back to the OS only slowly. Once the
-// checks have stopped for freeAfter, the gate returns it at once, at most
-// every freeEvery (a forced collection costs the CPU of one GC cycle).
+// Each check allocates its hash's memory (19 MiB) and drops it. Go's
+// collector lets such garbage grow to the size of the live heap before it
+// collects: on a small heap, a run of checks would double the edge's
+// memory. So the gate collects once half its budget of finished checks'
+// memory is garbage, while the live heap is small enough (collectBelow)
+// for a collection to be cheap; on a larger heap the collector's own pace
+// leaves the checks' garbage small beside it. And Go keeps the heap a burst
+// grew, giving it back to the OS only slowly: once the checks have stopped
+// for freeAfter, the gate returns it at once, at most every freeEvery.
 const (
-	freeAfter = time.Second
-	freeEvery = 30 * time.Second
+	collectBelow = 256 << 20
+	freeAfter    = time.Second
+	freeEvery    = 30 * time.Second
 )
 
-const checksPerCore = 2
+// checksPerCore: a check (p=1) keeps one core busy; more at once would
+// only hold more memory.
+const checksPerCore = 1
 
 func newPasswordGate(budgetBytes int64) *passwordGate {
 	if budgetBytes <= 0 {
@@ -174,33 +186,76 @@ func newPasswordGate(budgetBytes int64) *passwordGate {
 	return &passwordGate{sem: semaphore.NewWeighted(kib), budget: kib, floor: kib / int64(checksPerCore*runtime.GOMAXPROCS(0))}
 }
 
-// tryAcquire takes room for a check of hash, without waiting, and returns its weight.
-func (g *passwordGate) tryAcquire(hash string) (int64, bool) {
-	w := min(max(argon2Memory(hash), g.floor, 1), g.budget)
-	if !g.sem.TryAcquire(w) {
-		return w, false
+// gateTicket is the room one check holds: its weight in the gate and the
+// memory (KiB) its hash names.
+type gateTicket struct{ weight, mem int64 }
+
+// tryAcquire takes room for a check of hash, without waiting.
+func (g *passwordGate) tryAcquire(hash string) (gateTicket, bool) {
+	m := argon2Memory(hash)
+	t := gateTicket{weight: min(max(m, g.floor, 1), g.budget), mem: m}
+	if !g.sem.TryAcquire(t.weight) {
+		return t, false
 	}
-	g.running.Add(1)
-	return w, true
+	g.mu.Lock()
+	g.running++
+	g.mu.Unlock()
+	return t, true
 }
 
-// release gives back the room of a finished check.
-func (g *passwordGate) release(w int64) {
-	g.sem.Release(w)
-	if g.running.Add(-1) == 0 && g.freeing.CompareAndSwap(false, true) {
-		time.AfterFunc(freeAfter, g.free)
+// release gives back the room of a finished check. The last check of a
+// burst sets memory to be returned freeAfter later; a check before then
+// puts it off.
+func (g *passwordGate) release(t gateTicket) {
+	g.sem.Release(t.weight)
+	g.mu.Lock()
+	if g.running--; g.running == 0 {
+		g.freeLater(freeAfter)
+	}
+	g.garbage += min(t.mem, g.budget)
+	collect := g.garbage >= g.budget/2
+	if collect {
+		g.garbage = 0
+	}
+	g.mu.Unlock()
+	if collect && heapLive() < collectBelow {
+		runtime.GC()
 	}
 }
 
-// free returns the heap's unused memory to the OS, unless checks run
-// again or it did so lately.
+// heapLive is the heap the last collection found live.
+func heapLive() uint64 {
+	s := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	rtmetrics.Read(s)
+	if s[0].Value.Kind() != rtmetrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+func (g *passwordGate) freeLater(d time.Duration) {
+	if g.freeT == nil {
+		g.freeT = time.AfterFunc(d, g.free)
+	} else {
+		g.freeT.Reset(d)
+	}
+}
+
+// free returns the heap's unused memory to the OS, unless checks run again
+// (their end will), or not before freeEvery has passed since it last did.
 func (g *passwordGate) free() {
-	defer g.freeing.Store(false)
-	now := time.Now().UnixNano()
-	if g.running.Load() != 0 || now-g.lastFree.Load() < int64(freeEvery) {
+	g.mu.Lock()
+	if g.running > 0 {
+		g.mu.Unlock()
 		return
 	}
-	g.lastFree.Store(now)
+	if wait := time.Until(g.lastFree.Add(freeEvery)); wait > 0 {
+		g.freeLater(wait)
+		g.mu.Unlock()
+		return
+	}
+	g.lastFree = time.Now()
+	g.mu.Unlock()
 	debug.FreeOSMemory()
 }
 

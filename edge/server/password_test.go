@@ -220,7 +220,7 @@ func TestPasswordGateSheds(t *testing.T) {
 	if got := testutil.ToFloat64(e.metrics.passwordChecks); got != 0 {
 		t.Fatalf("%v passwords checked while the gate was full, want 0", got)
 	}
-	e.pwGate.release(e.pwGate.budget)
+	e.pwGate.release(gateTicket{weight: e.pwGate.budget})
 	if s := postPassword(e, "203.0.113.7", rightPassword).StatusCode(); s != http.StatusFound {
 		t.Fatalf("the right password once the gate has room: %d, want 302", s)
 	}

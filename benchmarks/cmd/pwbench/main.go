@@ -7,23 +7,30 @@
 //   - one client: every try from 127.0.0.1 (the lockout: at most 10 checked);
 //   - many clients: every try with its own X-Forwarded-For address, the
 //     server trusting 127.0.0.1 as a proxy (the per-link ceiling: at most
-//     100 checked, and the memory gate bounding those that run at once).
+//     100 checked, and the memory gate bounding those that run at once);
+//   - both again with the server on PostgreSQL (a fresh database on the
+//     machine's server, -postgres; click analytics then need ClickHouse,
+//     -clickhouse, a fresh database too), where the edge counts tries in the
+//     password_tries table as the split edges do: 1,000 counts at once on
+//     one row. Skipped unless both are set.
 //
 // Columns: the answers (401 wrong password, 429 locked out or busy), the
 // argon2id checks the edge ran (shortlink_edge_password_checks_total on its
 // /metrics) and those it shed (…_shed_total), and the server's resident
-// memory (/proc/PID/status): VmRSS before the burst, VmHWM (its peak), and
+// memory (/proc/PID/status): VmRSS before the burst, VmHWM (its peak, reset
+// before the burst through /proc/PID/clear_refs), and
 // VmRSS 1 s and 10 s after the last answer. Each scenario runs on a fresh
 // server.
 //
 // Usage (from the repository root, after `make build`):
 //
-//	go run ./benchmarks/cmd/pwbench [-bin bin] [-tries 1000]
+//	go run ./benchmarks/cmd/pwbench [-bin bin] [-tries 1000] [-postgres URL -clickhouse URL]
 package main
 
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -37,6 +44,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 
 	"shortlink.dev/benchmarks/internal/api"
 	"shortlink.dev/benchmarks/internal/proc"
@@ -58,8 +69,17 @@ const (
 func main() {
 	bin := flag.String("bin", "bin", "folder of the built binaries (make build)")
 	tries := flag.Int("tries", 1000, "wrong passwords sent at once")
+	pgURL := os.Getenv("SHORTLINK_LOCAL_POSTGRES_URL")
+	if pgURL == "" {
+		pgURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	}
+	pg := flag.String("postgres", pgURL, "PostgreSQL server where a fresh database is made for the PostgreSQL rows (\"\": skip them)")
+	ch := flag.String("clickhouse", os.Getenv("SHORTLINK_TEST_CLICKHOUSE_URL"), "ClickHouse server (clickhouse://host:port/) for the PostgreSQL rows (\"\": skip them)")
 	flag.Parse()
-	if err := run(*bin, *tries); err != nil {
+	if *ch == "" {
+		*pg = ""
+	}
+	if err := run(*bin, *tries, engines{*pg, *ch}); err != nil {
 		fmt.Fprintln(os.Stderr, "pwbench:", err)
 		os.Exit(1)
 	}
@@ -77,19 +97,28 @@ type result struct {
 	transportErrs, sent int
 }
 
-func run(bin string, tries int) error {
+// engines are the servers of the PostgreSQL rows; empty: skip them.
+type engines struct{ postgres, clickhouse string }
+
+func run(bin string, tries int, eng engines) error {
 	m := report.ReadMachine()
 	var results []result
 	for _, sc := range []struct {
 		name      string
-		many      bool
+		many, pg  bool
 		maxChecks int64
 	}{
-		{"one client", false, triesPerClient},
-		{"many clients", true, triesPerLinkCeiling},
+		{"one client", false, false, triesPerClient},
+		{"many clients", true, false, triesPerLinkCeiling},
+		{"one client, PostgreSQL", false, true, triesPerClient},
+		{"many clients, PostgreSQL", true, true, triesPerLinkCeiling},
 	} {
+		if sc.pg && eng.postgres == "" {
+			fmt.Fprintf(os.Stderr, "pwbench: %s skipped: -postgres and -clickhouse are not both set\n", sc.name)
+			continue
+		}
 		fmt.Fprintf(os.Stderr, "pwbench: %s, %d wrong passwords at once\n", sc.name, tries)
-		r, err := scenario(bin, tries, sc.many)
+		r, err := scenario(bin, tries, sc.many, sc.pg, eng)
 		if err != nil {
 			return fmt.Errorf("%s: %w", sc.name, err)
 		}
@@ -99,6 +128,9 @@ func run(bin string, tries int) error {
 
 	fmt.Printf("## Password bursts: %s wrong passwords at once against `shortlink serve`\n\n", report.Int(int64(tries)))
 	fmt.Println(m.Markdown())
+	fmt.Printf("Each row: a fresh `bin/shortlink serve` (SQLite, or a fresh PostgreSQL database), one link with a password, "+
+		"%s POSTs of wrong passwords sent at once on as many connections, from 127.0.0.1 (one client) or each with its own "+
+		"X-Forwarded-For (many clients; 127.0.0.1 trusted as a proxy). RSS is the server's VmRSS (/proc/PID/status), its peak VmHWM.\n\n", report.Int(int64(tries)))
 	t := report.NewTable("clients", "401", "429", "other", "argon2 checks", "shed (busy)", "RSS before", "RSS peak (VmHWM)", "growth", "RSS +1 s", "RSS +10 s", "burst took")
 	for _, r := range results {
 		other := r.transportErrs
@@ -121,7 +153,7 @@ func run(bin string, tries int) error {
 }
 
 // scenario starts a fresh server, makes the link and fires the burst.
-func scenario(bin string, tries int, many bool) (result, error) {
+func scenario(bin string, tries int, many, pg bool, eng engines) (result, error) {
 	var r result
 	dir, err := os.MkdirTemp("", "pwbench-")
 	if err != nil {
@@ -137,6 +169,21 @@ func scenario(bin string, tries int, many bool) (result, error) {
 	)
 	if many {
 		env = append(env, "SHORTLINK_TRUSTED_PROXIES=127.0.0.1/32")
+	}
+	if pg {
+		name := fmt.Sprintf("pwbench_%d", time.Now().UnixNano())
+		dbURL, drop, err := freshDatabase(eng.postgres, name)
+		if err != nil {
+			return r, err
+		}
+		defer drop()
+		chURL, err := url.Parse(eng.clickhouse)
+		if err != nil {
+			return r, fmt.Errorf("-clickhouse: %w", err)
+		}
+		chURL.Path = "/" + name // the server creates it
+		defer dropClickHouse(chURL.String(), name)
+		env = append(env, "SHORTLINK_DATABASE_URL="+dbURL, "SHORTLINK_CLICKHOUSE_URL="+chURL.String())
 	}
 	p, err := proc.Start(proc.Spec{Name: "shortlink serve", Bin: filepath.Join(bin, "shortlink"), Args: []string{"serve"}, Env: env})
 	if err != nil {
@@ -174,6 +221,10 @@ func scenario(bin string, tries int, many bool) (result, error) {
 		return r, err
 	}
 	r.before = mem.RSS
+	// From here VmHWM is the burst's peak, not the start's (Linux ≥ 4.0).
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", p.PID()), []byte("5"), 0); err != nil {
+		return r, fmt.Errorf("cannot reset the peak RSS: %w", err)
+	}
 
 	r.status = map[int]int{}
 	var mu sync.Mutex
@@ -252,4 +303,51 @@ func createPasswordLink(apiBase, key string) (string, error) {
 		return "", fmt.Errorf("create link: %w", err)
 	}
 	return env.Data.Slug, nil
+}
+
+// freshDatabase makes the database name on the PostgreSQL server at
+// adminURL and returns its URL and a function that drops it.
+func freshDatabase(adminURL, name string) (string, func(), error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db, err := sql.Open("pgx", adminURL)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		db.Close()
+		return "", nil, fmt.Errorf("cannot create a database on %s (-postgres): %w", adminURL, err)
+	}
+	u, err := url.Parse(adminURL)
+	if err != nil {
+		db.Close()
+		return "", nil, err
+	}
+	u.Path = "/" + name
+	drop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			fmt.Fprintln(os.Stderr, "pwbench: drop database:", err)
+		}
+		db.Close()
+	}
+	return u.String(), drop, nil
+}
+
+// dropClickHouse drops the ClickHouse database name of the server at dsn.
+func dropClickHouse(dsn, name string) {
+	opts, err := clickhouse.ParseDSN(dsn)
+	if err == nil {
+		var conn driver.Conn
+		if conn, err = clickhouse.Open(opts); err == nil {
+			defer conn.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			err = conn.Exec(ctx, "DROP DATABASE IF EXISTS `"+name+"`")
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pwbench: drop ClickHouse database:", err)
+	}
 }
