@@ -223,36 +223,44 @@ func (e *Edge) unlock(ctx *fasthttp.RequestCtx, l *target.Link, now time.Time) b
 		e.page(ctx, fasthttp.StatusUnauthorized, page.Password, e.metrics.password)
 		return false
 	}
-	// The try is counted before the password is checked, and stays counted
-	// unless it was right: however many arrive at once, no more are checked
-	// than the lockout allows.
-	res, wait, err := e.reserveTry(storeCtx, l.ID, e.clientIP(ctx), now)
-	if err != nil {
-		e.log.Error("cannot count a password try", "link", l.ID, "err", err)
-		ctx.Response.Header.Set("Retry-After", "5")
-		e.page(ctx, fasthttp.StatusServiceUnavailable, page.Unavailable, e.metrics.failed)
-		return false
-	}
-	if wait > 0 {
-		ctx.Response.Header.Set("Retry-After", retryAfter(wait))
-		e.page(ctx, fasthttp.StatusTooManyRequests, page.TooMany, e.metrics.tooMany)
-		return false
-	}
 	pw := ctx.PostArgs().Peek("password")
-	ok := false
-	if len(pw) > 0 && len(pw) <= 4*link.MaxPasswordLen {
-		ticket, admitted := e.pwGate.tryAcquire(l.PasswordHash)
-		if !admitted {
-			// The try stays counted: a client cannot retry a busy edge
-			// beyond its lockout.
+	check := len(pw) > 0 && len(pw) <= 4*link.MaxPasswordLen
+	var ticket gateTicket
+	if check {
+		// Room first: a flood beyond what the edge checks at once is
+		// answered at once, without even a count in the store; such a try
+		// is not counted (it was not checked).
+		var admitted bool
+		if ticket, admitted = e.pwGate.tryAcquire(l.PasswordHash); !admitted {
 			e.metrics.passwordShed.Inc()
 			ctx.Response.Header.Set("Retry-After", "1")
 			e.page(ctx, fasthttp.StatusTooManyRequests, page.TooMany, e.metrics.tooMany)
 			return false
 		}
+	}
+	// The try is counted before the password is checked, and stays counted
+	// unless it was right: however many arrive at once, no more are checked
+	// than the lockout allows.
+	res, wait, err := e.reserveTry(storeCtx, l.ID, e.clientIP(ctx), now)
+	if err != nil || wait > 0 {
+		if check {
+			e.pwGate.release(ticket, false)
+		}
+		if err != nil {
+			e.log.Error("cannot count a password try", "link", l.ID, "err", err)
+			ctx.Response.Header.Set("Retry-After", "5")
+			e.page(ctx, fasthttp.StatusServiceUnavailable, page.Unavailable, e.metrics.failed)
+			return false
+		}
+		ctx.Response.Header.Set("Retry-After", retryAfter(wait))
+		e.page(ctx, fasthttp.StatusTooManyRequests, page.TooMany, e.metrics.tooMany)
+		return false
+	}
+	ok := false
+	if check {
 		e.metrics.passwordChecks.Inc()
 		ok, _ = argon2id.ComparePasswordAndHash(string(pw), l.PasswordHash)
-		e.pwGate.release(ticket)
+		e.pwGate.release(ticket, true)
 	}
 	if !ok {
 		e.page(ctx, fasthttp.StatusUnauthorized, page.WrongPassword, e.metrics.password)

@@ -203,16 +203,18 @@ func (g *passwordGate) tryAcquire(hash string) (gateTicket, bool) {
 	return t, true
 }
 
-// release gives back the room of a finished check. The last check of a
-// burst sets memory to be returned freeAfter later; a check before then
-// puts it off.
-func (g *passwordGate) release(t gateTicket) {
+// release gives back the room of a check; ran says whether it ran (and
+// left its memory as garbage). The last check of a burst sets memory to be
+// returned freeAfter later; a check before then puts it off.
+func (g *passwordGate) release(t gateTicket, ran bool) {
 	g.sem.Release(t.weight)
 	g.mu.Lock()
-	if g.running--; g.running == 0 {
+	if g.running--; g.running == 0 && ran {
 		g.freeLater(freeAfter)
 	}
-	g.garbage += min(t.mem, g.budget)
+	if ran {
+		g.garbage += min(t.mem, g.budget)
+	}
 	collect := g.garbage >= g.budget/2
 	if collect {
 		g.garbage = 0

@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/alexedwards/argon2id"
@@ -83,25 +83,15 @@ func postPassword(e *Edge, ip, pw string, header ...string) *fasthttp.Response {
 }
 
 func TestPasswordBurst(t *testing.T) {
-	// 100 wrong tries at once from one client, and the right password once
-	// ten of them were answered: no more than 10 are ever checked.
-	e := newPasswordEdge(t, Options{PasswordMemory: 1 << 30})
+	// 100 wrong tries at once from one client: no more than 10 are ever
+	// checked; the others are 429, locked out or shed by the gate.
+	e := newPasswordEdge(t, Options{})
 	const n = 100
 	statuses := make(chan int, n)
-	var answered atomic.Int32
-	tenAnswered := make(chan struct{})
-	var once sync.Once
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() {
-			statuses <- postPassword(e, "203.0.113.7", fmt.Sprint("guess-", i)).StatusCode()
-			if answered.Add(1) >= 10 {
-				once.Do(func() { close(tenAnswered) })
-			}
-		})
+		wg.Go(func() { statuses <- postPassword(e, "203.0.113.7", fmt.Sprint("guess-", i)).StatusCode() })
 	}
-	<-tenAnswered
-	right := postPassword(e, "203.0.113.7", rightPassword)
 	wg.Wait()
 	close(statuses)
 	count := map[int]int{}
@@ -111,18 +101,41 @@ func TestPasswordBurst(t *testing.T) {
 	if count[http.StatusUnauthorized] > PasswordTriesPerClient || count[http.StatusTooManyRequests] < n-PasswordTriesPerClient {
 		t.Errorf("%d simultaneous wrong tries: %v, want at most %d × 401 and the rest 429", n, count, PasswordTriesPerClient)
 	}
-	if got := testutil.ToFloat64(e.metrics.passwordChecks); got > PasswordTriesPerClient {
-		t.Errorf("%v passwords checked, want at most %d", got, PasswordTriesPerClient)
+	// Then, one at a time, the client has what the burst left of its 10.
+	for i := count[http.StatusUnauthorized]; i < PasswordTriesPerClient; i++ {
+		if s := postPassword(e, "203.0.113.7", "guess").StatusCode(); s != http.StatusUnauthorized {
+			t.Fatalf("wrong try %d: %d, want 401", i+1, s)
+		}
 	}
+	right := postPassword(e, "203.0.113.7", rightPassword)
 	if right.StatusCode() != http.StatusTooManyRequests {
-		t.Errorf("the right password after the burst: %d, want 429", right.StatusCode())
+		t.Errorf("the right password after 10 wrong tries: %d, want 429", right.StatusCode())
 	}
-	if ra := string(right.Header.Peek("Retry-After")); ra == "" || ra == "0" {
-		t.Errorf("Retry-After %q on the lockout's 429", ra)
+	if ra, _ := strconv.Atoi(string(right.Header.Peek("Retry-After"))); ra < 2 || ra > 300 {
+		t.Errorf("Retry-After %q on the lockout's 429, want what is left of the 300 s window", right.Header.Peek("Retry-After"))
+	}
+	if got := testutil.ToFloat64(e.metrics.passwordChecks); got != PasswordTriesPerClient {
+		t.Errorf("%v passwords checked, want %d", got, PasswordTriesPerClient)
 	}
 	// Another client is not locked out.
 	if s := postPassword(e, "203.0.113.8", rightPassword).StatusCode(); s != http.StatusFound {
 		t.Errorf("the right password from another client: %d, want 302", s)
+	}
+}
+
+func TestPasswordShedTryIsNotCounted(t *testing.T) {
+	e := newPasswordEdge(t, Options{})
+	if !e.pwGate.sem.TryAcquire(e.pwGate.budget) {
+		t.Fatal("cannot fill the gate")
+	}
+	for range 2 * PasswordTriesPerClient {
+		if s := postPassword(e, "203.0.113.7", "guess").StatusCode(); s != http.StatusTooManyRequests {
+			t.Fatalf("a try while the gate is full: %d, want 429", s)
+		}
+	}
+	e.pwGate.release(gateTicket{weight: e.pwGate.budget}, false)
+	if s := postPassword(e, "203.0.113.7", rightPassword).StatusCode(); s != http.StatusFound {
+		t.Fatalf("the right password after tries the edge shed: %d, want 302", s)
 	}
 }
 
@@ -220,7 +233,7 @@ func TestPasswordGateSheds(t *testing.T) {
 	if got := testutil.ToFloat64(e.metrics.passwordChecks); got != 0 {
 		t.Fatalf("%v passwords checked while the gate was full, want 0", got)
 	}
-	e.pwGate.release(gateTicket{weight: e.pwGate.budget})
+	e.pwGate.release(gateTicket{weight: e.pwGate.budget}, false)
 	if s := postPassword(e, "203.0.113.7", rightPassword).StatusCode(); s != http.StatusFound {
 		t.Fatalf("the right password once the gate has room: %d, want 302", s)
 	}
