@@ -29,9 +29,9 @@ const (
 
 // DefaultPasswordMemory bounds the memory of the password checks an edge runs
 // at once: argon2id takes the memory its hash names (m=19456 KiB for the
-// control plane's hashes), so 64 MiB lets three run together. Further checks
-// are answered 429 at once rather than queued: a queue would hold their
-// requests' memory and time.
+// control plane's hashes), so 64 MiB lets three run together, and no more
+// than one per core does (checksPerCore). Further checks are answered 429 at
+// once rather than queued: a queue would hold their requests' memory and time.
 const DefaultPasswordMemory = 64 << 20
 
 // TryStore counts password tries in windows, per key. Every edge of a
@@ -50,7 +50,7 @@ type TryStore interface {
 	DeleteTriesBefore(ctx context.Context, t time.Time) error
 }
 
-// tryLimits are the lockout's numbers (tests use smaller ones).
+// tryLimits are the lockout's numbers.
 type tryLimits struct {
 	perClient, perLink int64
 	window             time.Duration
