@@ -30,7 +30,7 @@ const (
 // DefaultPasswordMemory bounds the memory of the password checks an edge runs
 // at once: argon2id takes the memory its hash names (m=19456 KiB for the
 // control plane's hashes), so 64 MiB lets three run together, and no more
-// than one per core does (checksPerCore). Further checks are answered 429 at
+// than one per two cores does (maxChecks). Further checks are answered 429 at
 // once rather than queued: a queue would hold their requests' memory and time.
 const DefaultPasswordMemory = 64 << 20
 
@@ -142,7 +142,7 @@ func retryAfter(d time.Duration) string { return strconv.Itoa(int(d / time.Secon
 
 // passwordGate bounds the memory of the argon2 checks running at once. Each
 // check weighs the memory its hash names, and at least a share of the budget
-// such that no more than checksPerCore per core run together.
+// such that no more than maxChecks run together.
 type passwordGate struct {
 	sem    *semaphore.Weighted
 	budget int64 // KiB
@@ -174,16 +174,18 @@ const (
 	freeEvery    = 30 * time.Second
 )
 
-// checksPerCore: a check (p=1) keeps one core busy; more at once would
-// only hold more memory.
-const checksPerCore = 1
+// maxChecks is how many checks may run at once apart from memory: one per
+// two cores, at least one. A check (p=1) keeps a core busy for its whole
+// time; under a flood of passwords the other half of the cores keep serving
+// redirects.
+func maxChecks() int64 { return int64(max(1, runtime.GOMAXPROCS(0)/2)) }
 
 func newPasswordGate(budgetBytes int64) *passwordGate {
 	if budgetBytes <= 0 {
 		budgetBytes = DefaultPasswordMemory
 	}
 	kib := max(budgetBytes>>10, 1)
-	return &passwordGate{sem: semaphore.NewWeighted(kib), budget: kib, floor: kib / int64(checksPerCore*runtime.GOMAXPROCS(0))}
+	return &passwordGate{sem: semaphore.NewWeighted(kib), budget: kib, floor: kib / maxChecks()}
 }
 
 // gateTicket is the room one check holds: its weight in the gate and the
@@ -215,7 +217,7 @@ func (g *passwordGate) release(t gateTicket, ran bool) {
 	if ran {
 		g.garbage += min(t.mem, g.budget)
 	}
-	collect := g.garbage >= g.budget/2
+	collect := g.garbage >= g.budget/4
 	if collect {
 		g.garbage = 0
 	}

@@ -249,8 +249,8 @@ func TestPasswordGateWeights(t *testing.T) {
 		}
 		n++
 	}
-	// 64 MiB holds three checks of 19 MiB, and never more than checksPerCore per core.
-	if want := min(3, int(g.budget/g.floor)); n != want {
+	// 64 MiB holds three checks of 19 MiB, and never more than maxChecks.
+	if want := min(3, int(maxChecks())); n != want {
 		t.Errorf("%d checks of m=19456 KiB at once in 64 MiB, want %d", n, want)
 	}
 	if m := argon2Memory("not a hash"); m < g.budget {

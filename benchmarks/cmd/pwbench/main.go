@@ -1,18 +1,22 @@
 // Command pwbench measures what a burst of wrong passwords costs an edge
 // (issue 18, point 1): it starts the real standalone binary (`bin/shortlink
 // serve`, fresh data folder, 127.0.0.1 only), creates a password-protected
-// link through the API, fires -tries wrong passwords at it all at once, and
+// link through the API, fires -tries wrong passwords at it (at once, unless
+// a row says otherwise), and
 // prints a markdown table per scenario:
 //
 //   - one client: every try from 127.0.0.1 (the lockout: at most 10 checked);
 //   - many clients: every try with its own X-Forwarded-For address, the
 //     server trusting 127.0.0.1 as a proxy (the per-link ceiling: at most
 //     100 checked, and the memory gate bounding those that run at once);
-//   - both again with the server on PostgreSQL (a fresh database on the
+//   - many clients, one at a time: the same tries one after another, so
+//     that the gate sheds none and the per-link ceiling stops them: 100
+//     checks one after another, the memory of a sustained guess;
+//   - all three again with the server on PostgreSQL (a fresh database on the
 //     machine's server, -postgres; click analytics then need ClickHouse,
 //     -clickhouse, a fresh database too), where the edge counts tries in the
-//     password_tries table as the split edges do: 1,000 counts at once on
-//     one row. Skipped unless both are set.
+//     password_tries table as the split edges do. Skipped unless both are
+//     set.
 //
 // Columns: the answers (401 wrong password, 429 locked out or busy), the
 // argon2id checks the edge ran (shortlink_edge_password_checks_total on its
@@ -106,19 +110,22 @@ func run(bin string, tries int, eng engines) error {
 	for _, sc := range []struct {
 		name      string
 		many, pg  bool
+		paced     int
 		maxChecks int64
 	}{
-		{"one client", false, false, triesPerClient},
-		{"many clients", true, false, triesPerLinkCeiling},
-		{"one client, PostgreSQL", false, true, triesPerClient},
-		{"many clients, PostgreSQL", true, true, triesPerLinkCeiling},
+		{"one client", false, false, 0, triesPerClient},
+		{"many clients", true, false, 0, triesPerLinkCeiling},
+		{"many clients, one at a time", true, false, 1, triesPerLinkCeiling},
+		{"one client, PostgreSQL", false, true, 0, triesPerClient},
+		{"many clients, PostgreSQL", true, true, 0, triesPerLinkCeiling},
+		{"many clients, one at a time, PostgreSQL", true, true, 1, triesPerLinkCeiling},
 	} {
 		if sc.pg && eng.postgres == "" {
 			fmt.Fprintf(os.Stderr, "pwbench: %s skipped: -postgres and -clickhouse are not both set\n", sc.name)
 			continue
 		}
-		fmt.Fprintf(os.Stderr, "pwbench: %s, %d wrong passwords at once\n", sc.name, tries)
-		r, err := scenario(bin, tries, sc.many, sc.pg, eng)
+		fmt.Fprintf(os.Stderr, "pwbench: %s, %d wrong passwords\n", sc.name, tries)
+		r, err := scenario(bin, tries, sc.many, sc.pg, sc.paced, eng)
 		if err != nil {
 			return fmt.Errorf("%s: %w", sc.name, err)
 		}
@@ -153,7 +160,8 @@ func run(bin string, tries int, eng engines) error {
 }
 
 // scenario starts a fresh server, makes the link and fires the burst.
-func scenario(bin string, tries int, many, pg bool, eng engines) (result, error) {
+// With paced > 0 only that many tries are in flight at once.
+func scenario(bin string, tries int, many, pg bool, paced int, eng engines) (result, error) {
 	var r result
 	dir, err := os.MkdirTemp("", "pwbench-")
 	if err != nil {
@@ -230,9 +238,15 @@ func scenario(bin string, tries int, many, pg bool, eng engines) (result, error)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	start := make(chan struct{})
+	if paced <= 0 {
+		paced = tries
+	}
+	slots := make(chan struct{}, paced)
 	for i := range tries {
 		wg.Go(func() {
 			<-start
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			form := url.Values{"password": {fmt.Sprintf("wrong-%d", i)}}.Encode()
 			req, _ := http.NewRequest(http.MethodPost, target, strings.NewReader(form))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
