@@ -162,8 +162,8 @@ type passwordGate struct {
 // Each check allocates its hash's memory (19 MiB) and drops it. Go's
 // collector lets such garbage grow to the size of the live heap before it
 // collects: on a small heap, a run of checks would double the edge's
-// memory. So the gate collects once half its budget of finished checks'
-// memory is garbage, while the live heap is small enough (collectBelow)
+// memory. So the gate collects once a quarter of its budget (16 MiB: after
+// every check of a 19 MiB hash) is finished checks' garbage, while the live heap is small enough (collectBelow)
 // for a collection to be cheap; on a larger heap the collector's own pace
 // leaves the checks' garbage small beside it. And Go keeps the heap a burst
 // grew, giving it back to the OS only slowly: once the checks have stopped
