@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"testing"
 
 	"github.com/alexedwards/argon2id"
@@ -301,5 +302,44 @@ func TestClientKey(t *testing.T) {
 		if got := clientKey(netip.MustParseAddr(in)); got != want {
 			t.Errorf("clientKey(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+func TestMemTries(t *testing.T) {
+	ctx := context.Background()
+	m := newMemTries()
+	at := time.Date(2026, time.March, 10, 12, 0, 0, 0, time.UTC)
+	take := func(key string, now time.Time) (int64, time.Time) {
+		t.Helper()
+		n, start, err := m.TakeTry(ctx, key, now, PasswordWindow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n, start
+	}
+	take("k", at)
+	if n, start := take("k", at.Add(time.Minute)); n != 2 || !start.Equal(at) {
+		t.Fatalf("second try: %d in the window of %v, want 2 in the window of %v", n, start, at)
+	}
+	m.GiveBackTry(ctx, "k", at)
+	if n, _ := take("k", at.Add(2*time.Minute)); n != 2 {
+		t.Fatalf("after giving one back: %d, want 2", n)
+	}
+	end := at.Add(PasswordWindow)
+	if n, start := take("k", end); n != 1 || !start.Equal(end) {
+		t.Fatalf("at the window's end: %d in the window of %v, want 1 in a new one", n, start)
+	}
+	// A give-back of the ended window does not touch the new one.
+	m.GiveBackTry(ctx, "k", at)
+	if n, _ := take("k", end.Add(time.Second)); n != 2 {
+		t.Fatalf("a later window after giving back an earlier try: %d, want 2", n)
+	}
+	take("old", at)
+	m.DeleteTriesBefore(ctx, at.Add(time.Second))
+	if _, ok := m.m["old"]; ok {
+		t.Errorf("an ended window survived DeleteTriesBefore")
+	}
+	if _, ok := m.m["k"]; !ok {
+		t.Errorf("a current window was deleted")
 	}
 }
