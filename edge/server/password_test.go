@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/alexedwards/argon2id"
 	"github.com/prometheus/client_golang/prometheus/testutil"
