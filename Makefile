@@ -15,7 +15,7 @@ STATICCHECK_VERSION := v0.8.2
 # stripe-mock: the Stripe API the checkout tests talk to (deploy/e2e finds it in .tools)
 STRIPE_MOCK_VERSION := v0.203.0
 
-.PHONY: all build run run-split geoip test test-e2e-split test-short lint fmt vet staticcheck bench bench-platform fuzz tidy clean
+.PHONY: all build run run-split geoip test test-e2e-split test-short lint fmt vet staticcheck bench bench-platform bench-password fuzz tidy clean
 
 all: build
 
@@ -92,11 +92,17 @@ $(TOOLS)/stripe-mock:
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem $(BENCH_PKGS)
 	$(MAKE) --no-print-directory bench-platform
+	$(MAKE) --no-print-directory bench-password
 
 ## bench-platform: only the real binaries under wrk (benchmarks/cmd/platformbench)
 bench-platform: build
 	$(GO) build -o $(BIN)/bare302 ./benchmarks/cmd/bare302
 	$(GO) run ./benchmarks/cmd/platformbench -bin $(BIN) $(PLATFORMBENCH_FLAGS)
+
+## bench-password: 1,000 wrong passwords at once against `shortlink serve`:
+## argon2 checks and RSS (benchmarks/cmd/pwbench; about 30 s)
+bench-password: build
+	$(GO) run ./benchmarks/cmd/pwbench -bin $(BIN)
 
 ## fuzz: each fuzz target for FUZZTIME
 fuzz:

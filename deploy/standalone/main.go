@@ -12,6 +12,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"shortlink.dev/analytics/backend"
 	"shortlink.dev/controlplane/cli"
 	edge "shortlink.dev/edge/server"
@@ -59,10 +62,22 @@ func planes(ctx context.Context, env cli.Env) (*cli.Planes, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := edge.New(edge.Options{
+	// The edge listener is public: its /metrics shows the edge's series
+	// only, never the control plane's (routes, key ids), which stay on the
+	// API listener's registry.
+	edgeReg := prometheus.NewRegistry()
+	edgeReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	opts := edge.Options{
 		Config: cfg, Source: env.Store, Clicks: producer, Changes: changes, Secret: secret,
-		Logger: env.Logger, Registry: env.Registry,
-	})
+		Logger: env.Logger, Registry: edgeReg,
+	}
+	if cfg.DatabaseURL != "" {
+		// On PostgreSQL several of these may serve one deployment: they
+		// count password tries together. On SQLite this edge is the only
+		// one, and counts them in memory.
+		opts.Tries = env.Store
+	}
+	e, err := edge.New(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -3,8 +3,9 @@ package server
 import (
 	"bytes"
 	"context"
-	"fmt"
+	"net/netip"
 	"net/url"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -215,30 +216,80 @@ func (e *Edge) gone(ctx *fasthttp.RequestCtx, l *target.Link) {
 
 // unlock handles a password-protected link without a valid unlock cookie. It
 // reports true when the request carried the right password (the redirect goes
-// on); otherwise it has answered with the form, or 429 after too many wrong tries.
+// on); otherwise it has answered with the form, or 429 after too many wrong
+// tries or while the edge checks as many passwords as it may at once.
 func (e *Edge) unlock(ctx *fasthttp.RequestCtx, l *target.Link, now time.Time) bool {
 	if !ctx.IsPost() {
 		e.page(ctx, fasthttp.StatusUnauthorized, page.Password, e.metrics.password)
 		return false
 	}
-	key := e.clientIP(ctx).String() + "|" + l.ID
-	if e.tries.blocked(key, now) {
-		ctx.Response.Header.Set("Retry-After", fmt.Sprint(int(e.tries.window/time.Second)))
+	pw := ctx.PostArgs().Peek("password")
+	check := len(pw) > 0 && len(pw) <= 4*link.MaxPasswordLen
+	var ticket gateTicket
+	if check {
+		// Room first: a flood beyond what the edge checks at once is
+		// answered at once, without even a count in the store; such a try
+		// is not counted (it was not checked).
+		var admitted bool
+		if ticket, admitted = e.pwGate.tryAcquire(l.PasswordHash); !admitted {
+			e.metrics.passwordShed.Inc()
+			ctx.Response.Header.Set("Retry-After", "1")
+			e.page(ctx, fasthttp.StatusTooManyRequests, page.TooMany, e.metrics.tooMany)
+			return false
+		}
+	}
+	// The try is counted before the password is checked, and stays counted
+	// unless it was right: however many arrive at once, no more are checked
+	// than the lockout allows.
+	res, wait, err := e.reserveTry(storeCtx, l.ID, e.clientIP(ctx), now)
+	if err != nil || wait > 0 {
+		if check {
+			e.pwGate.release(ticket, false)
+		}
+		if err != nil {
+			e.log.Error("cannot count a password try", "link", l.ID, "err", err)
+			ctx.Response.Header.Set("Retry-After", "5")
+			e.page(ctx, fasthttp.StatusServiceUnavailable, page.Unavailable, e.metrics.failed)
+			return false
+		}
+		ctx.Response.Header.Set("Retry-After", retryAfter(wait))
 		e.page(ctx, fasthttp.StatusTooManyRequests, page.TooMany, e.metrics.tooMany)
 		return false
 	}
-	pw := ctx.PostArgs().Peek("password")
 	ok := false
-	if len(pw) > 0 && len(pw) <= 4*link.MaxPasswordLen {
+	if check {
+		e.metrics.passwordChecks.Inc()
 		ok, _ = argon2id.ComparePasswordAndHash(string(pw), l.PasswordHash)
+		e.pwGate.release(ticket, true)
 	}
 	if !ok {
-		e.tries.fail(key, now)
 		e.page(ctx, fasthttp.StatusUnauthorized, page.WrongPassword, e.metrics.password)
 		return false
 	}
-	e.cookie.set(ctx, l, now)
+	e.giveBack(res)
+	e.cookie.set(ctx, l, now, e.secureRequest(ctx))
 	return true
+}
+
+// secureRequest reports whether the visitor reached the edge over https:
+// short URLs are https (a TLS proxy in front), the request came over TLS,
+// or a trusted proxy says so with X-Forwarded-Proto.
+func (e *Edge) secureRequest(ctx *fasthttp.RequestCtx) bool {
+	if strings.EqualFold(e.cfg.ShortURLScheme, "https") || ctx.IsTLS() {
+		return true
+	}
+	proto := ctx.Request.Header.Peek("X-Forwarded-Proto")
+	if !strings.EqualFold(string(proto), "https") {
+		return false
+	}
+	remote, _ := netip.AddrFromSlice(ctx.RemoteIP())
+	remote = remote.Unmap()
+	for _, p := range e.cfg.TrustedProxies {
+		if p.Contains(remote) {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Edge) page(ctx *fasthttp.RequestCtx, status int, body []byte, c counter) {

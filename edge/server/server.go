@@ -62,6 +62,12 @@ type Options struct {
 	LinkTTL, AbsentTTL time.Duration
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
+	// Tries counts password tries for the lockout; every edge of a
+	// deployment must share it. Nil: in-process, for a single edge.
+	Tries TryStore
+	// PasswordMemory bounds the memory of the password checks run at once,
+	// in bytes (default DefaultPasswordMemory).
+	PasswordMemory int64
 }
 
 // Edge is the redirector.
@@ -97,7 +103,12 @@ type Edge struct {
 	geo    *visitor.Geo
 	hasher *visitor.Hasher
 	cookie cookieSigner
-	tries  *tryCounter
+
+	tries     TryStore
+	tryLimits tryLimits
+	pwGate    *passwordGate
+	stopPrune chan struct{}
+	stopOnce  sync.Once
 
 	metrics *metrics
 	promH   fasthttp.RequestHandler
@@ -129,8 +140,12 @@ func New(o Options) (*Edge, error) {
 		cfg: o.Config, src: o.Source, clicks: o.Clicks, log: o.Logger, now: o.Now, realClock: realClock,
 		linkTTL: o.LinkTTL, absTTL: o.AbsentTTL,
 		hasher: visitor.NewHasher(o.Secret), cookie: cookieSigner{key: o.Secret},
-		tries:   newTryCounter(10, 5*time.Minute),
-		metrics: newMetrics(o.Registry),
+		tries: o.Tries, tryLimits: defaultTryLimits, pwGate: newPasswordGate(o.PasswordMemory),
+		stopPrune: make(chan struct{}),
+		metrics:   newMetrics(o.Registry),
+	}
+	if e.tries == nil {
+		e.tries = newMemTries()
 	}
 	e.domains.init(o.Config.DefaultDomain)
 	var err error
@@ -172,6 +187,7 @@ func New(o Options) (*Edge, error) {
 		})
 	}
 	e.srv = NewHTTPServer(e.Handle, o.Logger)
+	go e.pruneTries(e.stopPrune)
 	return e, nil
 }
 
@@ -200,6 +216,7 @@ func (e *Edge) Serve(ln net.Listener) error { return e.srv.Serve(ln) }
 // requests in flight; their clicks are in the producer when it returns.
 func (e *Edge) Shutdown(ctx context.Context) error {
 	err := e.srv.ShutdownWithContext(ctx)
+	e.stopOnce.Do(func() { close(e.stopPrune) })
 	e.cacheMu.Lock()
 	e.cacheClosed = true
 	e.links.Close()

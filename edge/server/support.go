@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,7 +34,9 @@ func (s cookieSigner) sign(l *target.Link, exp int64) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-func (s cookieSigner) set(ctx *fasthttp.RequestCtx, l *target.Link, now time.Time) {
+// set gives the visitor the unlock cookie; secure marks it Secure, for
+// visitors on https, whose browser then never sends it over plain http.
+func (s cookieSigner) set(ctx *fasthttp.RequestCtx, l *target.Link, now time.Time, secure bool) {
 	exp := now.Add(unlockTTL).Unix()
 	c := fasthttp.AcquireCookie()
 	defer fasthttp.ReleaseCookie(c)
@@ -45,6 +46,7 @@ func (s cookieSigner) set(ctx *fasthttp.RequestCtx, l *target.Link, now time.Tim
 	c.SetMaxAge(int(unlockTTL / time.Second))
 	c.SetHTTPOnly(true)
 	c.SetSameSite(fasthttp.CookieSameSiteLaxMode)
+	c.SetSecure(secure)
 	ctx.Response.Header.SetCookie(c)
 }
 
@@ -61,53 +63,12 @@ func (s cookieSigner) valid(ctx *fasthttp.RequestCtx, l *target.Link, now time.T
 	return hmac.Equal([]byte(sig), []byte(s.sign(l, exp)))
 }
 
-// tryCounter counts wrong passwords per client and link in fixed windows.
-type tryCounter struct {
-	max    int
-	window time.Duration
-	mu     sync.Mutex
-	m      map[string]tries
-}
-
-type tries struct {
-	n     int
-	start time.Time
-}
-
-func newTryCounter(max int, window time.Duration) *tryCounter {
-	return &tryCounter{max: max, window: window, m: map[string]tries{}}
-}
-
-func (t *tryCounter) blocked(key string, now time.Time) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	v, ok := t.m[key]
-	return ok && now.Sub(v.start) < t.window && v.n >= t.max
-}
-
-func (t *tryCounter) fail(key string, now time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.m) > 100_000 {
-		for k, v := range t.m {
-			if now.Sub(v.start) >= t.window {
-				delete(t.m, k)
-			}
-		}
-	}
-	v, ok := t.m[key]
-	if !ok || now.Sub(v.start) >= t.window {
-		v = tries{start: now}
-	}
-	v.n++
-	t.m[key] = v
-}
-
 // metrics are the edge's Prometheus series, resolved once so that counting
 // costs no allocation on the hot path.
 type metrics struct {
 	redirects, notFound, gone, password, tooMany, failed prometheus.Counter
 	bots, dropped, cacheHits, cacheMisses, bioPages      prometheus.Counter
+	passwordChecks, passwordShed                         prometheus.Counter
 	latency                                              prometheus.Histogram
 }
 
@@ -131,12 +92,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		cacheHits:   newCounter("shortlink_edge_cache_hits_total", "Link lookups answered by the cache."),
 		cacheMisses: newCounter("shortlink_edge_cache_misses_total", "Link lookups that read the store."),
 		bioPages:    newCounter("shortlink_edge_gallery_pages_total", "Gallery pages (/bio/{slug}) served."),
+		passwordChecks: newCounter("shortlink_edge_password_checks_total",
+			"Link passwords checked (argon2id runs)."),
+		passwordShed: newCounter("shortlink_edge_password_checks_shed_total",
+			"Password tries answered 429 because the edge was checking as many passwords as its memory budget allows."),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "shortlink_edge_request_duration_seconds",
 			Help:    "Edge request latency, sampled: one request in 8 is timed (shortlink_edge_requests_total counts them all).",
 			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1},
 		}),
 	}
-	reg.MustRegister(outcomes, m.bots, m.dropped, m.cacheHits, m.cacheMisses, m.bioPages, m.latency)
+	reg.MustRegister(outcomes, m.bots, m.dropped, m.cacheHits, m.cacheMisses, m.bioPages, m.passwordChecks, m.passwordShed, m.latency)
 	return m
 }

@@ -89,6 +89,8 @@ func run() error {
 	e, err := server.New(server.Options{
 		Config: cfg, Source: source{Store: reader, primary: primary}, Clicks: producer, Changes: changes,
 		Secret: secret, Logger: log, Registry: reg,
+		// The password lockout holds across edges: they count tries in the primary.
+		Tries: primary,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,47 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// TakeTry counts a password try of key at now and returns the tries counted
+// in key's window, this one included, and when the window started. A try
+// at or after the end of the window (start + window) starts a new one. One
+// statement does it: concurrent tries, from any number of edges, each get
+// their own count.
+func (s *Store) TakeTry(ctx context.Context, key string, now time.Time, window time.Duration) (int64, time.Time, error) {
+	var n, start int64
+	// In SET, both CASEs read the row as it was before the update.
+	err := s.db.QueryRowContext(ctx, `INSERT INTO password_tries (try_key, window_start, tries) VALUES ($1, $2, 1)
+		ON CONFLICT (try_key) DO UPDATE SET
+			tries = CASE WHEN password_tries.window_start <= $3 THEN 1 ELSE password_tries.tries + 1 END,
+			window_start = CASE WHEN password_tries.window_start <= $3 THEN excluded.window_start
+				ELSE password_tries.window_start END
+		RETURNING tries, window_start`, key, micros(now), micros(now.Add(-window))).Scan(&n, &start)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("cannot count a password try: %w", err)
+	}
+	return n, fromMicros(start), nil
+}
+
+// GiveBackTry uncounts a try of key taken in the window that started at
+// start (a right password is no wrong try); in a later window it does nothing.
+func (s *Store) GiveBackTry(ctx context.Context, key string, start time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE password_tries SET tries = tries - 1
+		WHERE try_key = $1 AND window_start = $2 AND tries > 0`, key, micros(start))
+	if err != nil {
+		return fmt.Errorf("cannot give back a password try: %w", err)
+	}
+	return nil
+}
+
+// DeleteTriesBefore deletes the windows that started at or before t: with t
+// the start of the current window's span, those have ended.
+func (s *Store) DeleteTriesBefore(ctx context.Context, t time.Time) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM password_tries WHERE window_start <= $1`, micros(t)); err != nil {
+		return fmt.Errorf("cannot delete old password tries: %w", err)
+	}
+	return nil
+}
