@@ -255,3 +255,23 @@ func TestSecurityURL(t *testing.T) {
 		}
 	})
 }
+
+// TestSecurityURLEdgeOnPortZero: the standalone binary started with
+// SHORTLINK_EDGE_ADDR on port 0 (as the harness does) refuses a loopback
+// spelling of the port its edge really took. The split control plane cannot
+// know the port an edge of its own picked, so this is the standalone's alone
+// (docs/security.md, known limits).
+func TestSecurityURLEdgeOnPortZero(t *testing.T) {
+	needBinary(t)
+	if splitShape {
+		t.Skip("standalone only: a split control plane is told SHORTLINK_EDGE_ADDR, it cannot see an edge's port 0")
+	}
+	tg := newTarget(t, "SHORTLINK_DEFAULT_DOMAIN="+urlSecDefaultDomain)
+	port := strings.TrimSuffix(tg.EdgeBase[strings.LastIndex(tg.EdgeBase, ":")+1:], "/")
+	w := tg.NewWorkspace(t, "enterprise")
+	for _, u := range []string{"http://127.1:" + port + "/x", "http://0x7f000001:" + port + "/x", "http://localhost:" + port + "/x"} {
+		r := tg.API(t, w.Key, http.MethodPost, "/links", obj{"destinationUrl": u})
+		urlSecRefused(t, u, r, "INVALID_URL", "destinationUrl")
+	}
+	tg.API(t, w.Key, http.MethodPost, "/links", obj{"destinationUrl": "http://127.1:1/x"}).wantSuccess(t, http.StatusCreated)
+}

@@ -85,6 +85,9 @@ func planes(ctx context.Context, env cli.Env) (*cli.Planes, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen on SHORTLINK_EDGE_ADDR=%s: %w", cfg.EdgeAddr, err)
 	}
+	// The control plane refuses link targets on the edge's own listener; with
+	// port 0 it learns the port only here, before the API serves.
+	cfg.EdgeAddr = ln.Addr().String()
 	go func() {
 		if err := e.Serve(ln); err != nil {
 			env.Logger.Error("edge stopped", "err", err)
