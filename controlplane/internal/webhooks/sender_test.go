@@ -257,6 +257,11 @@ func TestSendFailures(t *testing.T) {
 		rc := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-r.Context().Done():
+				// The sender gave up: answer nothing. Returning would send a
+				// 200 that can still reach a sender whose timeout fired a
+				// moment ago but had not yet torn down the stream (seen under
+				// -race on a loaded machine: Status 200 after 202 ms).
+				panic(http.ErrAbortHandler)
 			case <-time.After(5 * time.Second):
 			}
 		})
