@@ -1,7 +1,8 @@
 // Package datadir keeps the platform's files on disk private to the user that
 // runs it: folders 0700 and files 0600. They hold the cookie secret, key
-// hashes and visitors' clicks. Folders and files left looser by an older
-// version are tightened when they are opened again.
+// hashes and visitors' clicks. Files left looser by an older version are
+// tightened when they are opened again, and so is a folder that holds only
+// the platform's files (Mkdir).
 package datadir
 
 import (
@@ -9,7 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"slices"
 )
 
 // Private modes: the owner alone reads and writes.
@@ -18,12 +19,24 @@ const (
 	FileMode fs.FileMode = 0o600
 )
 
+// own are the names the platform itself puts in a data folder: the SQLite
+// database with its side files, and the edge's click spool. lost+found, the
+// file system's own, is counted with them (a data folder may be a volume's
+// root).
+var own = []string{
+	"shortlink.db", "shortlink.db-wal", "shortlink.db-shm", "shortlink.db-journal",
+	"click-spool", "lost+found",
+}
+
 // Mkdir makes dir, and each parent it lacks, with DirMode. A folder that
 // exists already is tightened to the owner alone when it is the platform's
-// own: empty, or holding one of marks (names the platform puts there, like
-// "shortlink.db"). Any other folder, and one with the sticky bit (/tmp), is
-// left as it is: it may be shared with other things.
-func Mkdir(dir string, marks ...string) error {
+// own: when everything in it (if anything) is the platform's (shortlink.db
+// and its -wal, -shm and -journal, click-spool; lost+found too) or named in
+// extra (names the caller puts there besides those). A folder that holds anything else,
+// and one with the sticky bit (/tmp), is left as it is: it is shared with
+// other things. The platform adds only such names, so the answer is the same
+// at every start: what the operator put in the folder alone decides it.
+func Mkdir(dir string, extra ...string) error {
 	fi, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(dir, DirMode); err != nil {
@@ -40,22 +53,14 @@ func Mkdir(dir string, marks ...string) error {
 	if fi.Mode().Perm()&0o077 == 0 || fi.Mode()&fs.ModeSticky != 0 {
 		return nil
 	}
-	ours := false
-	for _, m := range marks {
-		if _, err := os.Lstat(filepath.Join(dir, m)); err == nil {
-			ours = true
-			break
-		}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("cannot read the folder %s: %w", dir, err)
 	}
-	if !ours {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return fmt.Errorf("cannot read the folder %s: %w", dir, err)
+	for _, e := range entries {
+		if !slices.Contains(own, e.Name()) && !slices.Contains(extra, e.Name()) {
+			return nil
 		}
-		ours = len(entries) == 0
-	}
-	if !ours {
-		return nil
 	}
 	if err := os.Chmod(dir, fi.Mode().Perm()&^0o077); err != nil {
 		return fmt.Errorf("cannot make the folder %s private: %w", dir, err)

@@ -56,7 +56,7 @@ func Open(ctx context.Context, databaseURL, dataDir string) (*Store, error) {
 		return OpenPostgres(ctx, databaseURL)
 	}
 	// The data folder holds the cookie secret and key hashes: the owner's alone.
-	if err := datadir.Mkdir(dataDir, "shortlink.db", "click-spool"); err != nil {
+	if err := datadir.Mkdir(dataDir); err != nil {
 		return nil, fmt.Errorf("cannot create the data folder: %w", err)
 	}
 	return OpenSQLite(ctx, filepath.Join(dataDir, "shortlink.db"))

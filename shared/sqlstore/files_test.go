@@ -64,4 +64,37 @@ func TestSQLiteFilesArePrivate(t *testing.T) {
 		wantModes(t, dir)
 		s.Close()
 	})
+	t.Run("SharedFolderAtEveryStart", func(t *testing.T) {
+		// A folder that holds the operator's other things keeps its mode, at
+		// the first start and at the next, when shortlink.db is there; the
+		// platform's files in it are private all the same.
+		dir := filepath.Join(t.TempDir(), "data")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for start := 1; start <= 2; start++ {
+			s := open(t, dir)
+			fi, err := os.Stat(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fi.Mode().Perm(); got != 0o755 {
+				t.Errorf("start %d: the shared folder is %#o, want 0755 as the operator left it", start, got)
+			}
+			fi, err = os.Stat(filepath.Join(dir, "shortlink.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fi.Mode().Perm(); got != 0o600 {
+				t.Errorf("start %d: shortlink.db is %#o, want 0600", start, got)
+			}
+			s.Close()
+		}
+	})
 }

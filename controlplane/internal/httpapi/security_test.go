@@ -1,9 +1,13 @@
 package httpapi
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -27,32 +31,96 @@ func (unlimited) Allow(context.Context, string, int) (ratelimit.Result, error) {
 	return ratelimit.Result{Allowed: true, Limit: 1 << 30, Remaining: 1 << 30, Reset: time.Now().Add(time.Minute)}, nil
 }
 
+// rawHead sends HEAD path to the server at addr over a connection of its own
+// (HTTP/1.1, Connection: close) and returns the answer's head and every byte
+// that followed its header block until the server closed the connection.
+// http.Client never reads a body for HEAD, so it cannot see one; this can.
+func rawHead(t *testing.T, addr, path string, header http.Header) (*http.Response, []byte) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	var req bytes.Buffer
+	fmt.Fprintf(&req, "HEAD %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n", path, addr)
+	if err := header.Write(&req); err != nil {
+		t.Fatal(err)
+	}
+	req.WriteString("\r\n")
+	if _, err := c.Write(req.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatalf("HEAD %s: %v after %q", path, err, raw)
+	}
+	end := bytes.Index(raw, []byte("\r\n\r\n"))
+	if end < 0 {
+		t.Fatalf("HEAD %s: no end of the header block in %q", path, raw)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw[:end+4])), &http.Request{Method: http.MethodHead})
+	if err != nil {
+		t.Fatalf("HEAD %s: %v in %q", path, err, raw)
+	}
+	return res, raw[end+4:]
+}
+
+// TestRawHeadSeesABody: rawHead reports the bytes a server sends after the
+// header block of a HEAD answer (what TestHeadAnswersAsGet relies on).
+func TestRawHeadSeesABody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.Close()
+		buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbody")
+		buf.Flush()
+	}))
+	t.Cleanup(srv.Close)
+	res, body := rawHead(t, srv.Listener.Addr().String(), "/", nil)
+	if res.StatusCode != http.StatusOK || string(body) != "body" {
+		t.Fatalf("rawHead: %d %q, want 200 \"body\"", res.StatusCode, body)
+	}
+}
+
 // TestHeadAnswersAsGet: HEAD on every kind of GET route answers what GET
-// answers, without a body, after the same authentication and rate limit.
+// answers, with nothing after the header block on the wire, after the same
+// authentication and rate limit.
 func TestHeadAnswersAsGet(t *testing.T) {
 	a := mustPostAPI(t, postOptions{})
 	srv := httptest.NewServer(a)
 	t.Cleanup(srv.Close)
-	send := func(t *testing.T, method, path, key string) (*http.Response, []byte) {
+	addr := srv.Listener.Addr().String()
+	bearer := func(key string) http.Header {
+		h := http.Header{}
+		if key != "" {
+			h.Set("Authorization", "Bearer "+key)
+		}
+		return h
+	}
+	send := func(t *testing.T, method, path, key string) *http.Response {
 		t.Helper()
 		req, err := http.NewRequest(method, srv.URL+path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
-		}
+		req.Header = bearer(key)
 		c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		res, err := c.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		if err != nil {
+		if _, err := io.ReadAll(res.Body); err != nil {
 			t.Fatal(err)
 		}
-		return res, b
+		return res
 	}
 	for _, tc := range []struct {
 		path, key string
@@ -76,13 +144,13 @@ func TestHeadAnswersAsGet(t *testing.T) {
 		{"/assets/none.css", "", http.StatusNotFound},
 	} {
 		t.Run(tc.path+"/"+http.StatusText(tc.status), func(t *testing.T) {
-			get, _ := send(t, http.MethodGet, tc.path, tc.key)
-			head, body := send(t, http.MethodHead, tc.path, tc.key)
+			get := send(t, http.MethodGet, tc.path, tc.key)
+			head, body := rawHead(t, addr, tc.path, bearer(tc.key))
 			if get.StatusCode != tc.status || head.StatusCode != tc.status {
 				t.Fatalf("GET %d, HEAD %d, want %d", get.StatusCode, head.StatusCode, tc.status)
 			}
 			if len(body) != 0 {
-				t.Errorf("HEAD answered a body of %d bytes", len(body))
+				t.Errorf("HEAD answered %d bytes after its header block: %.80q", len(body), body)
 			}
 			for _, h := range []string{"Content-Type", "Location", "Content-Security-Policy", "X-RateLimit-Limit", "Allow"} {
 				if g, h2 := get.Header.Get(h), head.Header.Get(h); g != h2 {
@@ -94,12 +162,12 @@ func TestHeadAnswersAsGet(t *testing.T) {
 			}
 		})
 	}
-	// A route with no GET stays 405 for HEAD.
-	if res, _ := send(t, http.MethodHead, "/api/v1/billing/checkout", a.key); res.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("HEAD /api/v1/billing/checkout: %d, want 405", res.StatusCode)
+	// A route with no GET stays 405 for HEAD, and sends no body either.
+	if res, body := rawHead(t, addr, "/api/v1/billing/checkout", bearer(a.key)); res.StatusCode != http.StatusMethodNotAllowed || len(body) != 0 {
+		t.Errorf("HEAD /api/v1/billing/checkout: %d, %d bytes after the header block; want 405, none", res.StatusCode, len(body))
 	}
 	// A 405 names HEAD beside GET.
-	if res, _ := send(t, http.MethodPut, "/api/v1/links", a.key); res.Header.Get("Allow") != "GET, HEAD, POST" {
+	if res := send(t, http.MethodPut, "/api/v1/links", a.key); res.Header.Get("Allow") != "GET, HEAD, POST" {
 		t.Errorf("PUT /api/v1/links: Allow %q, want GET, HEAD, POST", res.Header.Get("Allow"))
 	}
 }
