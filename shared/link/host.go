@@ -382,17 +382,24 @@ func browserOpens(raw, scheme string) ([]string, string) {
 		if hash < 0 {
 			return nil, ""
 		}
-		var opens []string
+		// Android reads the fragment's items in order; a later one wins.
+		var with, fallback string
 		for _, item := range strings.Split(raw[hash+1:], ";") {
 			switch k, v, _ := strings.Cut(item, "="); k {
 			case "scheme":
-				opens = append(opens, v+":"+raw[len(scheme)+1:hash])
+				with = v + ":" + raw[len(scheme)+1:hash]
 			case "S.browser_fallback_url":
 				u, err := url.PathUnescape(v)
 				if err != nil {
 					return nil, "has an invalid S.browser_fallback_url"
 				}
-				opens = append(opens, u)
+				fallback = u
+			}
+		}
+		var opens []string
+		for _, o := range []string{with, fallback} {
+			if o != "" {
+				opens = append(opens, o)
 			}
 		}
 		return opens, ""
