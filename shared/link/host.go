@@ -278,8 +278,8 @@ type Self struct {
 	// May be nil.
 	IsCustomDomain func(name string) bool
 	// InterfaceAddrs returns the machine's interface addresses, for an edge
-	// listening on all of them. Nil reads net.InterfaceAddrs, cached for
-	// interfaceAddrsTTL.
+	// listening on all of them. Nil reads net.InterfaceAddrs, again after
+	// a minute.
 	InterfaceAddrs func() []netip.Addr
 }
 
