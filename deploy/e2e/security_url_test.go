@@ -8,7 +8,10 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 )
@@ -18,18 +21,19 @@ import (
 // refuse a loopback spelling of the edge.
 const urlSecDefaultDomain = "urlsec.example.com"
 
-// urlSecStart starts a server whose edge listens on a free loopback port
-// (SHORTLINK_EDGE_ADDR) and whose default domain is urlSecDefaultDomain, and
-// returns it with the edge's port.
-func urlSecStart(t *testing.T, settings ...string) (*Server, string) {
+// urlSecStart starts a server whose edge listens on a free port of host
+// (SHORTLINK_EDGE_ADDR; "127.0.0.1", or "0.0.0.0" for all interfaces) and
+// whose default domain is urlSecDefaultDomain, and returns it with the
+// edge's port.
+func urlSecStart(t *testing.T, host string, settings ...string) (*Server, string) {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
 		port := freePort(t)
 		s, err := launchServer(t, t.TempDir(), append([]string{
-			"SHORTLINK_EDGE_ADDR=127.0.0.1:" + port, "SHORTLINK_DEFAULT_DOMAIN=" + urlSecDefaultDomain,
+			"SHORTLINK_EDGE_ADDR=" + net.JoinHostPort(host, port), "SHORTLINK_DEFAULT_DOMAIN=" + urlSecDefaultDomain,
 		}, settings...)...)
 		if err == nil {
-			if s.EdgeBase != "http://127.0.0.1:"+port+"/" {
+			if host == "127.0.0.1" && s.EdgeBase != "http://127.0.0.1:"+port+"/" {
 				t.Fatalf("banner: edge %q, want http://127.0.0.1:%s/", s.EdgeBase, port)
 			}
 			return s, port
@@ -103,7 +107,7 @@ func TestSecurityURL(t *testing.T) {
 	needBinary(t)
 	t.Parallel()
 	zone := startTXTZone(t)
-	s, port := urlSecStart(t, "SHORTLINK_DNS_RESOLVER="+zone.Addr)
+	s, port := urlSecStart(t, "127.0.0.1", "SHORTLINK_DNS_RESOLVER="+zone.Addr)
 	tg := s.Target
 	w := tg.NewWorkspace(t, "enterprise")
 
@@ -241,6 +245,41 @@ func TestSecurityURL(t *testing.T) {
 		}
 	})
 
+	t.Run("BrowserLinks", func(t *testing.T) {
+		// App links that make a browser open a page are read as that page.
+		enc := func(u string) string { return strings.NewReplacer(":", "%3A", "/", "%2F").Replace(u) }
+		loops := []string{
+			"intent://" + d.Name + "/x#Intent;scheme=https;end",
+			"intent://127.1:" + port + "/x#Intent;scheme=http;package=com.example.app;end",
+			"intent:#Intent;package=com.example.none;S.browser_fallback_url=" + enc("https://"+unicodeName+"/x") + ";end",
+			"x-safari-https://URLSEC.example.com/x",
+			"googlechromes://" + d.Name + "/x",
+			"googlechrome://localhost:" + port + "/x",
+			"microsoft-edge-https://" + d.Name + "/x",
+			"microsoft-edge-http://0x7f000001:" + port + "/x",
+			"microsoft-edge:https://" + d.Name + "/x",
+			"firefox://open-url?url=" + enc("https://"+d.Name+"/x"),
+			"brave://open-url?url=" + enc("http://[::1]:"+port+"/"),
+			"opera-https://urlsec.example.com/x",
+		}
+		for _, u := range loops {
+			for _, f := range urlSecFields[4:] {
+				r := tg.API(t, w.Key, "POST", "/links", urlSecCreateBody(f.name, u, f.body))
+				urlSecRefused(t, "POST /links "+f.name+"="+u, r, "VALIDATION_ERROR", f.name)
+			}
+		}
+		// Those that open another page are kept byte for byte.
+		for _, u := range []string{
+			"intent://example.com/x#Intent;scheme=https;package=com.example.app;end",
+			"googlechromes://example.com/X?a=1", "firefox://open-url?url=" + enc("https://example.com/"),
+		} {
+			l := tg.createLink(t, w.Key, obj{"destinationUrl": "https://example.com/ok", "iosUrl": u, "androidUrl": u})
+			if l.IOSURL == nil || *l.IOSURL != u || l.AndroidURL == nil || *l.AndroidURL != u {
+				t.Errorf("%s stored as %v, %v", u, l.IOSURL, l.AndroidURL)
+			}
+		}
+	})
+
 	t.Run("UnreachableHosts", func(t *testing.T) {
 		for _, u := range []string{
 			"https://-bad-.com/", "https://a..b.com/", "https://.com/", "https://xn--zz.com/",
@@ -274,4 +313,43 @@ func TestSecurityURLEdgeOnPortZero(t *testing.T) {
 		urlSecRefused(t, u, r, "INVALID_URL", "destinationUrl")
 	}
 	tg.API(t, w.Key, http.MethodPost, "/links", obj{"destinationUrl": "http://127.1:1/x"}).wantSuccess(t, http.StatusCreated)
+}
+
+// TestSecurityURLEdgeOnAllInterfaces: an edge listening on all interfaces
+// (SHORTLINK_EDGE_ADDR=0.0.0.0:PORT) answers on every address of the
+// machine; each is refused on its port, in any spelling.
+func TestSecurityURLEdgeOnAllInterfaces(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	var addrs []netip.Addr
+	ifAddrs, _ := net.InterfaceAddrs()
+	for _, ia := range ifAddrs {
+		if n, ok := ia.(*net.IPNet); ok {
+			if a, ok := netip.AddrFromSlice(n.IP); ok && !a.IsLoopback() && !a.IsLinkLocalUnicast() {
+				addrs = append(addrs, a.Unmap())
+			}
+		}
+	}
+	if len(addrs) == 0 {
+		t.Skip("this machine has no address but loopback and link-local")
+	}
+	s, port := urlSecStart(t, "0.0.0.0")
+	w := s.NewWorkspace(t, "pro")
+	for _, a := range addrs {
+		us := []string{"http://[" + a.String() + "]:" + port + "/x"}
+		if a.Is4() {
+			b := a.As4()
+			us = []string{"http://" + a.String() + ":" + port + "/x",
+				fmt.Sprintf("http://0x%02x%02x%02x%02x:%s/x", b[0], b[1], b[2], b[3], port),
+				"http://[::ffff:" + a.String() + "]:" + port + "/x"}
+		}
+		for _, u := range us {
+			r := s.API(t, w.Key, http.MethodPost, "/links", obj{"destinationUrl": u})
+			urlSecRefused(t, u, r, "INVALID_URL", "destinationUrl")
+			r = s.API(t, w.Key, http.MethodPost, "/links", obj{"destinationUrl": "https://example.com/", "iosUrl": "x-safari-" + u})
+			urlSecRefused(t, "iosUrl x-safari-"+u, r, "VALIDATION_ERROR", "iosUrl")
+		}
+	}
+	other := "http://" + netip.AddrPortFrom(addrs[0], 1).String() + "/x"
+	s.API(t, w.Key, http.MethodPost, "/links", obj{"destinationUrl": other}).wantSuccess(t, http.StatusCreated)
 }

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	whatwg "github.com/nlnwa/whatwg-url/url"
 	"golang.org/x/net/idna"
@@ -47,19 +49,6 @@ type browserHost struct {
 	port int
 	// defaultPort is whether port is the scheme's default.
 	defaultPort bool
-}
-
-// key is the host as isShortDomain callbacks take it (as HostOf gives it):
-// the name or address, with ":port" unless the port is the scheme's default.
-func (h browserHost) key() string {
-	host := h.name
-	if host == "" {
-		host = h.ip.String()
-	}
-	if h.defaultPort {
-		return host
-	}
-	return net.JoinHostPort(host, strconv.Itoa(h.port))
 }
 
 // same reports whether h and o are the same host (whatever the port).
@@ -279,13 +268,19 @@ type Self struct {
 	// a port, its host is refused on any port.
 	DefaultDomain string
 	// EdgeAddr is SHORTLINK_EDGE_ADDR, where the edge listens (host:port):
-	// that address and any loopback host on its port are refused. Port 0
-	// (a port the system picks) names no port.
+	// that address and any loopback host on its port are refused, and when
+	// its host is unspecified (":8081", "0.0.0.0:8081", "[::]:8081") every
+	// address of the machine's interfaces on its port too. Port 0 (a port
+	// the system picks) names no port.
 	EdgeAddr string
 	// IsCustomDomain reports whether name (lower case, punycode, without a
 	// port or final dot) is a verified custom domain; refused on any port.
 	// May be nil.
 	IsCustomDomain func(name string) bool
+	// InterfaceAddrs returns the machine's interface addresses, for an edge
+	// listening on all of them. Nil reads net.InterfaceAddrs, again after
+	// a minute.
+	InterfaceAddrs func() []netip.Addr
 }
 
 // CheckHTTP returns the stored form of raw (see NormalizeURL) when it is a
@@ -303,16 +298,113 @@ func (s Self) CheckHTTP(raw string) (stored, why string) {
 }
 
 // CheckApp returns the stored form of raw when it is a valid iosUrl or
-// androidUrl: an app deep link (kept as it is) or an http(s) URL checked as
-// CheckHTTP does; else why not.
+// androidUrl: an http(s) URL checked as CheckHTTP does, or an app deep link,
+// kept as it is. A deep link that makes a browser open a web page (see
+// browserOpens: intent:, googlechrome(s):, x-safari-http(s):,
+// microsoft-edge-http(s):, firefox://open-url?url=, ...) is refused when
+// that page fails CheckHTTP, a loop above all.
 func (s Self) CheckApp(raw string) (stored, why string) {
-	if why := CheckAppURL(raw); why != "" {
+	return s.checkApp(raw, 0)
+}
+
+// maxWrapped is how deep browser links inside browser links are followed.
+const maxWrapped = 3
+
+func (s Self) checkApp(raw string, depth int) (string, string) {
+	scheme, why := appURL(raw)
+	if why != "" {
 		return "", why
 	}
-	if u, err := url.Parse(raw); err == nil && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https")) {
+	if scheme == "http" || scheme == "https" {
 		return s.CheckHTTP(raw)
 	}
+	opens, why := browserOpens(raw, scheme)
+	if why != "" {
+		return "", why
+	}
+	for _, o := range opens {
+		if depth >= maxWrapped {
+			return "", "nests too many browser links"
+		}
+		if _, why := s.checkApp(o, depth+1); why != "" {
+			if depth > 0 {
+				return "", why
+			}
+			return "", "makes a browser open a URL that " + why
+		}
+	}
 	return raw, ""
+}
+
+// browserSchemes are app schemes that make a browser open the http(s) URL
+// they spell with their own scheme swapped for this one.
+var browserSchemes = map[string]string{
+	"googlechrome":         "http",
+	"googlechromes":        "https",
+	"x-safari-http":        "http",
+	"x-safari-https":       "https",
+	"microsoft-edge-http":  "http",
+	"microsoft-edge-https": "https",
+	"opera-http":           "http",
+	"opera-https":          "https",
+	"touch-http":           "http",
+	"touch-https":          "https",
+}
+
+// browserQuerySchemes are app schemes that make a browser open the URL in
+// their "url" query parameter (firefox://open-url?url=https%3A%2F%2F...).
+var browserQuerySchemes = map[string]bool{
+	"firefox": true, "firefox-focus": true, "firefox-klar": true, "brave": true,
+	"googlechrome-x-callback": true, "opera-touch": true,
+}
+
+// browserOpens returns the URLs that the app deep link raw (scheme in lower
+// case) makes a browser open, as the browser reads them, or why raw cannot
+// be read. Android intents open their data with the scheme of
+// "scheme=" (intent://sho.rt/x#Intent;scheme=https;end is
+// https://sho.rt/x), and their S.browser_fallback_url when no app takes
+// them; microsoft-edge:URL opens URL.
+func browserOpens(raw, scheme string) ([]string, string) {
+	if to, ok := browserSchemes[scheme]; ok {
+		return []string{to + raw[len(scheme):]}, ""
+	}
+	switch {
+	case scheme == "microsoft-edge":
+		return []string{raw[len(scheme)+1:]}, ""
+	case browserQuerySchemes[scheme]:
+		u, err := url.Parse(raw)
+		if err != nil {
+			return nil, "is not a valid URL"
+		}
+		return u.Query()["url"], ""
+	case scheme == "intent":
+		hash := strings.IndexByte(raw, '#')
+		if hash < 0 {
+			return nil, ""
+		}
+		// Android reads the fragment's items in order; a later one wins.
+		var with, fallback string
+		for _, item := range strings.Split(raw[hash+1:], ";") {
+			switch k, v, _ := strings.Cut(item, "="); k {
+			case "scheme":
+				with = v + ":" + raw[len(scheme)+1:hash]
+			case "S.browser_fallback_url":
+				u, err := url.PathUnescape(v)
+				if err != nil {
+					return nil, "has an invalid S.browser_fallback_url"
+				}
+				fallback = u
+			}
+		}
+		var opens []string
+		for _, o := range []string{with, fallback} {
+			if o != "" {
+				opens = append(opens, o)
+			}
+		}
+		return opens, ""
+	}
+	return nil, ""
 }
 
 // reaches returns why h is one of s's places, or "".
@@ -327,11 +419,70 @@ func (s Self) reaches(h browserHost) string {
 		}
 	}
 	if e, ok := addrHost(s.EdgeAddr); ok && e.port != 0 && e.port == h.port {
-		if h.loopback() || e.same(h) {
+		if h.loopback() || e.same(h) || e.name == "" && e.ip.IsUnspecified() && s.isInterfaceAddr(h) {
 			return "must not point to this service's edge (redirect loop)"
 		}
 	}
 	return ""
+}
+
+// isInterfaceAddr reports whether h is an address of one of the machine's
+// interfaces.
+func (s Self) isInterfaceAddr(h browserHost) bool {
+	if h.name != "" {
+		return false
+	}
+	addrs := s.InterfaceAddrs
+	if addrs == nil {
+		addrs = machineAddrs
+	}
+	a := h.ip.Unmap()
+	for _, b := range addrs() {
+		if b.Unmap().WithZone("") == a {
+			return true
+		}
+	}
+	return false
+}
+
+// interfaceAddrsTTL is how long machineAddrs keeps what it read: addresses
+// come and go (DHCP, VPNs), a link is created far less often.
+const interfaceAddrsTTL = time.Minute
+
+var machineAddrsCache struct {
+	sync.Mutex
+	read  time.Time
+	addrs []netip.Addr
+}
+
+// machineAddrs returns the addresses of the machine's interfaces (nil when
+// they cannot be read), read again after interfaceAddrsTTL.
+func machineAddrs() []netip.Addr {
+	c := &machineAddrsCache
+	c.Lock()
+	defer c.Unlock()
+	if c.addrs != nil && time.Since(c.read) < interfaceAddrsTTL {
+		return c.addrs
+	}
+	ifAddrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return c.addrs
+	}
+	addrs := make([]netip.Addr, 0, len(ifAddrs))
+	for _, ia := range ifAddrs {
+		var ip net.IP
+		switch v := ia.(type) {
+		case *net.IPNet:
+			ip = v.IP
+		case *net.IPAddr:
+			ip = v.IP
+		}
+		if a, ok := netip.AddrFromSlice(ip); ok {
+			addrs = append(addrs, a.Unmap())
+		}
+	}
+	c.addrs, c.read = addrs, time.Now()
+	return addrs
 }
 
 // addrHost reads a setting's host or host:port as a browser host; port 0

@@ -133,9 +133,6 @@ func TestCheckHTTPUnreachableHosts(t *testing.T) {
 			if why := CheckTargetURL(tc.in); why == "" {
 				t.Errorf("CheckTargetURL(%q) accepted", tc.in)
 			}
-			if why := CheckDestination(tc.in, nil); why == "" {
-				t.Errorf("CheckDestination(%q) accepted", tc.in)
-			}
 			if why := CheckAppURL(tc.in); why == "" {
 				t.Errorf("CheckAppURL(%q) accepted", tc.in)
 			}
@@ -222,6 +219,9 @@ var hostSeeds = []string{
 	"http://a!b.com/", "http://foo.09/", "http://[::]:8081/", "http://0x08080808/", "http://my_host.example/",
 	"https://example.com/?b=é&a=%C3%A9#ü", "http://[2001:DB8::1]:8080/x", "http://a.com:08081/", "http://ａ.com/",
 	"http://127。0。0。1:8081/", "http://[::127.0.0.1]:8081/", "http://a.com/\\x", "http://a.com\\@b.com/",
+	"intent://go.example.com/x#Intent;scheme=https;end", "googlechromes://localhost:8081/",
+	"x-safari-https://example.com/", "firefox://open-url?url=https%3A%2F%2F127.1%3A8081%2F",
+	"microsoft-edge:http://go.example.com/", "intent:#Intent;S.browser_fallback_url=http%3A%2F%2F0%3A8081;end",
 }
 
 // FuzzSelfCheckHTTP checks what CheckHTTP promises for any input: no panic;
@@ -234,9 +234,21 @@ func FuzzSelfCheckHTTP(f *testing.F) {
 	for _, s := range append(hostSeeds, destinationSeeds...) {
 		f.Add(s)
 	}
+	f.Add("https://example.com/" + strings.Repeat("a", MaxURLLen))
 	f.Fuzz(func(t *testing.T, s string) {
 		stored, why := testSelf.CheckHTTP(s)
 		_, appWhy := testSelf.CheckApp(s)
+		if scheme, _ := appURL(s); appWhy == "" && scheme != "http" && scheme != "https" {
+			// A browser link CheckApp keeps opens no page CheckHTTP refuses.
+			opens, _ := browserOpens(s, scheme)
+			for _, o := range opens {
+				if sc, _ := appURL(o); sc == "http" || sc == "https" {
+					if _, why := testSelf.CheckHTTP(o); why != "" {
+						t.Fatalf("CheckApp keeps %q, which opens %q: %s", s, o, why)
+					}
+				}
+			}
+		}
 		if why != "" {
 			if u, err := url.Parse(s); err == nil && (u.Scheme == "http" || u.Scheme == "https") && appWhy == "" {
 				t.Fatalf("CheckApp accepts http(s) URL %q that CheckHTTP refuses: %s", s, why)
@@ -246,8 +258,23 @@ func FuzzSelfCheckHTTP(f *testing.F) {
 		if appWhy != "" {
 			t.Fatalf("CheckHTTP accepts %q, CheckApp refuses: %s", s, appWhy)
 		}
-		if CheckTargetURL(s) != "" || CheckDestination(s, nil) != "" {
-			t.Fatalf("CheckHTTP accepts %q but CheckTargetURL or CheckDestination refuses it", s)
+		if CheckTargetURL(s) != "" || CheckAppURL(s) != "" {
+			t.Fatalf("CheckHTTP accepts %q but CheckTargetURL or CheckAppURL refuses it", s)
+		}
+		if len(s) > MaxURLLen {
+			t.Fatalf("accepted %d bytes", len(s))
+		}
+		for i := 0; i < len(s); i++ {
+			if s[i] < 0x21 || s[i] == 0x7f {
+				t.Fatalf("accepted %q with byte %#x at %d", s, s[i], i)
+			}
+		}
+		if u, err := url.Parse(s); err != nil || u.Scheme != "http" && u.Scheme != "https" ||
+			u.Host == "" || u.Hostname() == "" || u.User != nil {
+			t.Fatalf("accepted %q: not an http(s) URL with a host and without credentials (%v)", s, err)
+		}
+		if _, why := destSelf.CheckHTTP(s); why == "" && SameHost(HostOf(mustParse(t, stored)), "sho.rt") {
+			t.Fatalf("accepted %q on a custom domain", s)
 		}
 		if len(stored) > MaxURLLen || !isASCIIString(stored) {
 			t.Fatalf("stored form %q of %q: too long or not ASCII", stored, s)
@@ -288,4 +315,128 @@ func FuzzSelfCheckHTTP(f *testing.F) {
 			}
 		}
 	})
+}
+
+func mustParse(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatalf("url.Parse(%q): %v", s, err)
+	}
+	return u
+}
+
+// TestSelfEdgeOnAllInterfaces: an edge listening on all interfaces answers
+// on every address of the machine; those are refused on its port.
+func TestSelfEdgeOnAllInterfaces(t *testing.T) {
+	ifAddrs := func() []netip.Addr {
+		return []netip.Addr{netip.MustParseAddr("192.168.1.5"), netip.MustParseAddr("2001:db8::5"),
+			netip.MustParseAddr("::ffff:10.9.8.7")}
+	}
+	tests := []struct {
+		edge, in string
+		ok       bool
+	}{
+		{":8081", "http://192.168.1.5:8081/x", false},
+		{":8081", "http://0xc0a80105:8081/x", false},
+		{":8081", "http://192.168.261:8081/x", false},
+		{":8081", "http://[::ffff:192.168.1.5]:8081/x", false},
+		{":8081", "http://[2001:db8::5]:8081/x", false},
+		{":8081", "https://10.9.8.7:8081/x", false},
+		{"0.0.0.0:8081", "http://192.168.1.5:8081/x", false},
+		{"[::]:8081", "http://192.168.1.5:8081/x", false},
+		{"[::]:8081", "http://[2001:DB8:0::5]:8081/x", false},
+		{"0.0.0.0:80", "http://192.168.1.5/x", false},
+		{":8081", "http://192.168.1.5:8082/x", true},
+		{":8081", "http://192.168.1.6:8081/x", true},
+		{"0.0.0.0:80", "https://192.168.1.5/x", true},
+		{"10.0.0.1:8081", "http://192.168.1.5:8081/x", true},
+		{"0.0.0.0:0", "http://192.168.1.5:8081/x", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.edge+" "+tc.in, func(t *testing.T) {
+			self := Self{DefaultDomain: "sho.rt", EdgeAddr: tc.edge, InterfaceAddrs: ifAddrs}
+			if _, why := self.CheckHTTP(tc.in); (why == "") != tc.ok {
+				t.Errorf("CheckHTTP(%q) = %q, want ok=%v", tc.in, why, tc.ok)
+			}
+		})
+	}
+}
+
+// TestSelfEdgeOnAllInterfacesOfThisMachine: without InterfaceAddrs, the
+// machine's own addresses are read.
+func TestSelfEdgeOnAllInterfacesOfThisMachine(t *testing.T) {
+	var addr netip.Addr
+	for _, a := range machineAddrs() {
+		if !a.IsLoopback() && !a.IsLinkLocalUnicast() {
+			addr = a
+			break
+		}
+	}
+	if !addr.IsValid() {
+		t.Skip("no address but loopback and link-local on this machine")
+	}
+	in := "http://" + netip.AddrPortFrom(addr, 8081).String() + "/x"
+	for _, edge := range []string{":8081", "0.0.0.0:8081", "[::]:8081"} {
+		if _, why := (Self{EdgeAddr: edge}).CheckHTTP(in); why == "" {
+			t.Errorf("edge %s: %s accepted", edge, in)
+		}
+	}
+	if _, why := (Self{EdgeAddr: "127.0.0.1:8081"}).CheckHTTP(in); why != "" {
+		t.Errorf("edge on loopback only: %s refused: %s", in, why)
+	}
+}
+
+// TestSelfCheckAppBrowserLinks: deep links that make a browser open a web
+// page are refused when that page loops, and kept as they are when not.
+func TestSelfCheckAppBrowserLinks(t *testing.T) {
+	refused := []string{
+		"intent://go.example.com/x#Intent;scheme=https;end",
+		"intent://localhost:8081/x#Intent;scheme=http;package=com.example;end",
+		"intent://go.example.com/x#Intent;scheme=HTTPS;end",
+		"intent:#Intent;package=com.nope;S.browser_fallback_url=https%3A%2F%2Fgo.example.com%2Fx;end",
+		"intent://x#Intent;S.browser_fallback_url=googlechromes%3A%2F%2Fgo.example.com%2Fx;end",
+		"intent://x#Intent;S.browser_fallback_url=%zz;end",
+		"x-safari-https://go.example.com/x",
+		"x-safari-http://127.1:8081/x",
+		"googlechromes://go.example.com/x",
+		"googlechrome://localhost:8081/x",
+		"GoogleChrome://0x7f000001:8081/x",
+		"microsoft-edge-https://go.example.com/x",
+		"microsoft-edge-http://[::1]:8081/x",
+		"microsoft-edge:https://go.example.com/x",
+		"opera-https://go.example.com/x",
+		"opera-http://localhost:8081/",
+		"touch-https://go.example.com/x",
+		"firefox://open-url?url=https://go.example.com/x",
+		"firefox://open-url?url=https%3A%2F%2Fbücher.example%2Fx",
+		"firefox://open-url?url=https://example.com/&url=https://go.example.com/",
+		"firefox-focus://open-url?url=http%3A%2F%2F127.0.0.1%3A8081%2F",
+		"brave://open-url?url=https%3A%2F%2Fgo.example.com%2Fx",
+		"googlechrome-x-callback://x-callback-url/open/?url=https%3A%2F%2Fgo.example.com%2F",
+		"firefox://open-url?url=javascript:alert(1)",
+		"googlechromes://-bad-.com/",
+	}
+	for _, in := range refused {
+		if stored, why := testSelf.CheckApp(in); why == "" {
+			t.Errorf("CheckApp(%q) accepted as %q", in, stored)
+		}
+	}
+	kept := []string{
+		"intent://example.com/x#Intent;scheme=https;package=com.example;end",
+		"intent://scan/#Intent;scheme=zxing;package=com.google.zxing.client.android;end",
+		"intent://x#Intent;package=com.example;S.browser_fallback_url=https%3A%2F%2Fexample.com%2F;end",
+		"googlechromes://example.com/x",
+		"x-safari-https://example.com/x",
+		"microsoft-edge:https://example.com/",
+		"firefox://open-url?url=https%3A%2F%2Fexample.com%2F",
+		"firefox://open-url",
+		"googlechrome://127.0.0.1:9999/x",
+		"fb://profile/1",
+	}
+	for _, in := range kept {
+		if stored, why := testSelf.CheckApp(in); why != "" || stored != in {
+			t.Errorf("CheckApp(%q) = %q, %q; want it kept", in, stored, why)
+		}
+	}
 }

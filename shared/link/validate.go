@@ -52,22 +52,6 @@ func ValidSlug(s string) bool {
 	return true
 }
 
-// CheckDestination returns "" when raw is a valid destination URL, else why not:
-// an absolute http(s) URL with a host a browser can reach, at most 2048
-// characters (percent-encoded), no credentials, not on one of the service's own
-// short domains (isShortDomain, may be nil, gets the host as HostOf gives it,
-// read as a browser reads it: punycode, IPv4 in dotted decimal).
-func CheckDestination(raw string, isShortDomain func(host string) bool) string {
-	_, h, why := checkHTTPURL(raw)
-	if why != "" {
-		return why
-	}
-	if isShortDomain != nil && isShortDomain(h.key()) {
-		return "must not point to a short link domain of this service (redirect loop)"
-	}
-	return ""
-}
-
 // CheckTargetURL returns "" when raw is a valid absolute http(s) URL (geo and
 // device targets, expiredUrl, gallery items), else why not.
 func CheckTargetURL(raw string) string {
@@ -146,33 +130,40 @@ var blockedAppSchemes = map[string]bool{"javascript": true, "data": true, "file"
 var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]*$`)
 
 // CheckAppURL returns "" when raw is a valid app deep link (myapp://path) or
-// http(s) URL for iosUrl and androidUrl, else why not.
+// http(s) URL for iosUrl and androidUrl, else why not. It knows no loops:
+// the URL fields of a link use Self.CheckApp.
 func CheckAppURL(raw string) string {
+	scheme, why := appURL(raw)
+	if why == "" && (scheme == "http" || scheme == "https") {
+		_, _, why = checkHTTPURL(raw)
+	}
+	return why
+}
+
+// appURL checks raw as an app deep link or http(s) URL, all but the http(s)
+// rules, and returns its scheme in lower case.
+func appURL(raw string) (scheme, why string) {
 	if raw == "" {
-		return "must not be empty"
+		return "", "must not be empty"
 	}
 	if len(raw) > MaxURLLen {
-		return "must be at most 2048 characters"
+		return "", "must be at most 2048 characters"
 	}
 	if hasSpaceOrControl(raw) {
-		return "must not contain spaces or control characters"
+		return "", "must not contain spaces or control characters"
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "is not a valid URL"
+		return "", "is not a valid URL"
 	}
-	scheme := strings.ToLower(u.Scheme)
+	scheme = strings.ToLower(u.Scheme)
 	if scheme == "" || !schemeRE.MatchString(u.Scheme) {
-		return "must be an absolute URL with a scheme (https://… or myapp://…)"
+		return "", "must be an absolute URL with a scheme (https://… or myapp://…)"
 	}
 	if blockedAppSchemes[scheme] {
-		return "must not use the " + scheme + " scheme"
+		return "", "must not use the " + scheme + " scheme"
 	}
-	if scheme == "http" || scheme == "https" {
-		_, _, why := checkHTTPURL(raw)
-		return why
-	}
-	return ""
+	return scheme, ""
 }
 
 // HostOf returns the URL's host in lower case, without the scheme's default port

@@ -84,21 +84,15 @@ func TestValidSlug(t *testing.T) {
 	}
 }
 
-// shortDomains returns an isShortDomain callback over the given short domains,
-// as the control plane builds it.
-func shortDomains(domains ...string) func(string) bool {
-	return func(host string) bool {
-		for _, d := range domains {
-			if SameHost(host, d) {
-				return true
-			}
-		}
-		return false
-	}
+// destSelf is a service whose default domain is localhost:8081 and whose
+// one verified custom domain is sho.rt.
+var destSelf = Self{
+	DefaultDomain:  "localhost:8081",
+	IsCustomDomain: func(name string) bool { return name == "sho.rt" },
 }
 
-func TestCheckDestination(t *testing.T) {
-	isShort := shortDomains("localhost:8081", "sho.rt")
+// TestSelfCheckHTTPDestination: the shape of a link's http(s) URL fields.
+func TestSelfCheckHTTPDestination(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
@@ -168,39 +162,39 @@ func TestCheckDestination(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			why := CheckDestination(tc.in, isShort)
+			_, why := destSelf.CheckHTTP(tc.in)
 			if (why == "") != tc.ok {
-				t.Errorf("CheckDestination(%q) = %q, want ok=%v", tc.in, why, tc.ok)
+				t.Errorf("CheckHTTP(%q) = %q, want ok=%v", tc.in, why, tc.ok)
 			}
 		})
 	}
 }
 
-func TestCheckDestinationNilCallback(t *testing.T) {
-	if why := CheckDestination("http://localhost:8081/x", nil); why != "" {
-		t.Errorf("with a nil callback: %q", why)
+func TestSelfCheckHTTPNoPlaces(t *testing.T) {
+	if _, why := (Self{}).CheckHTTP("http://localhost:8081/x"); why != "" {
+		t.Errorf("without places: %q", why)
 	}
-	if why := CheckDestination("javascript:alert(1)", nil); why == "" {
-		t.Error("javascript: accepted with a nil callback")
+	if _, why := (Self{}).CheckHTTP("javascript:alert(1)"); why == "" {
+		t.Error("javascript: accepted without places")
 	}
 }
 
-func TestCheckDestinationCallbackHost(t *testing.T) {
-	tests := []struct{ in, host string }{
+// TestSelfCustomDomainName: IsCustomDomain gets the name as a browser reads
+// it: lower case, punycode, without port or final dot.
+func TestSelfCustomDomainName(t *testing.T) {
+	tests := []struct{ in, name string }{
 		{"http://Example.COM/x", "example.com"},
 		{"http://example.com:80/x", "example.com"},
-		{"https://example.com:443/x", "example.com"},
-		{"http://example.com:443/x", "example.com:443"},
-		{"https://example.com:8443/x", "example.com:8443"},
-		{"http://[2001:DB8::1]:8080/x", "[2001:db8::1]:8080"},
+		{"https://example.com:8443/x", "example.com"},
 		{"http://example.com./x", "example.com"},
+		{"https://Bücher.example/x", "xn--bcher-kva.example"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
 			var got string
-			CheckDestination(tc.in, func(h string) bool { got = h; return false })
-			if got != tc.host {
-				t.Errorf("callback got host %q, want %q", got, tc.host)
+			Self{IsCustomDomain: func(n string) bool { got = n; return false }}.CheckHTTP(tc.in)
+			if got != tc.name {
+				t.Errorf("IsCustomDomain got %q, want %q", got, tc.name)
 			}
 		})
 	}
@@ -440,56 +434,6 @@ var destinationSeeds = []string{
 	"http://a.com\\@b.com/",
 	"http://[::1%25eth0]/",
 	"",
-}
-
-func FuzzCheckDestination(f *testing.F) {
-	for _, s := range destinationSeeds {
-		f.Add(s)
-	}
-	f.Add("https://example.com/" + strings.Repeat("a", MaxURLLen))
-	isShort := shortDomains("localhost:8081", "sho.rt")
-	f.Fuzz(func(t *testing.T, s string) {
-		why := CheckDestination(s, isShort)
-		if CheckDestination(s, nil) == "" && why != "" {
-			// Only the loop check may differ; it needs a parsed URL.
-			if _, err := url.Parse(s); err != nil {
-				t.Fatalf("%q: accepted without callback but url.Parse fails", s)
-			}
-		}
-		if why != "" {
-			return
-		}
-		if len(s) > MaxURLLen {
-			t.Fatalf("accepted %d bytes", len(s))
-		}
-		for i := 0; i < len(s); i++ {
-			if s[i] < 0x21 || s[i] == 0x7f {
-				t.Fatalf("accepted %q with byte %#x at %d", s, s[i], i)
-			}
-		}
-		u, err := url.Parse(s)
-		if err != nil {
-			t.Fatalf("accepted %q but url.Parse: %v", s, err)
-		}
-		if u.Scheme != "http" && u.Scheme != "https" {
-			t.Fatalf("accepted %q with scheme %q", s, u.Scheme)
-		}
-		if u.Host == "" || u.Hostname() == "" {
-			t.Fatalf("accepted %q without a host", s)
-		}
-		if u.User != nil {
-			t.Fatalf("accepted %q with credentials", s)
-		}
-		if isShort(HostOf(u)) {
-			t.Fatalf("accepted %q on a short domain", s)
-		}
-		if CheckTargetURL(s) != "" {
-			t.Fatalf("CheckDestination accepts %q but CheckTargetURL does not", s)
-		}
-		if CheckAppURL(s) != "" {
-			t.Fatalf("CheckDestination accepts %q but CheckAppURL does not", s)
-		}
-	})
 }
 
 var slugRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)

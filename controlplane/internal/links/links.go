@@ -335,15 +335,22 @@ func (s *Service) apply(ctx context.Context, l *link.Link, in *Input, creating b
 	return fe.Err()
 }
 
-// setURL is patch.SetURL for a URL field that check also rewrites into its
-// stored form.
+// setURL sets a URL field as patch.SetURL does, to its stored form: check
+// reads the value once and gives that form or why it is refused.
 func setURL(dst **string, f patch.Field[string], name string, check func(string) (string, string), fe *fault.FieldErrors) {
-	if f.HasValue() {
-		if stored, why := check(f.V); why == "" {
-			f.V = stored
-		}
+	if !f.Set {
+		return
 	}
-	patch.SetURL(dst, f, name, func(u string) string { _, why := check(u); return why }, fe)
+	if f.Null {
+		*dst = nil
+		return
+	}
+	stored, why := check(f.V)
+	if why != "" {
+		fe.Add(fault.Validation, name, why)
+		return
+	}
+	*dst = &stored
 }
 
 func setTargets(dst *map[string]string, f patch.Field[map[string]string], name string,
