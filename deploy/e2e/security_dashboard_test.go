@@ -1,8 +1,9 @@
 package e2e
 
 // The dashboard's sign-in as an attacker tries it (issue 18, points 10-12):
-// an open redirect through next, a burst of guessed keys, and a sign-in CSRF
-// with a planted cookie. The server trusts the loopback as a proxy, so that
+// an open redirect through next, a burst of guessed keys (IPv6 counted by
+// /64), and a sign-in CSRF with a planted cookie or with a pair the server
+// issued, posted from another origin. The server trusts the loopback as a proxy, so that
 // each check speaks from its own client address (X-Forwarded-For) and the
 // sign-in limit of one does not spill into the others.
 
@@ -59,7 +60,16 @@ func dashSecGetForm(t *testing.T, tg *Target, ip, path string) (dashSecForm, *Re
 // dashSecSignIn posts the sign-in form as the client ip with the cookie and
 // the fields given.
 func dashSecSignIn(tg *Target, ip, cookie string, form url.Values) (*Response, error) {
+	return dashSecSignInWith(tg, ip, cookie, form, nil)
+}
+
+// dashSecSignInWith is dashSecSignIn with the extra headers (name, value, …)
+// a browser would send.
+func dashSecSignInWith(tg *Target, ip, cookie string, form url.Values, extra []string) (*Response, error) {
 	h := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "X-Forwarded-For": {ip}}
+	for i := 0; i+1 < len(extra); i += 2 {
+		h.Set(extra[i], extra[i+1])
+	}
 	if cookie != "" {
 		h.Set("Cookie", "sl_signin="+cookie)
 	}
@@ -229,6 +239,72 @@ func TestSecurityDashboard(t *testing.T) {
 		}
 		if r.Status != http.StatusSeeOther || r.Header.Get("Location") != "/links" || !dashSecSession(r) {
 			t.Errorf("sign-in with the served form: %d to %q, want 303 to /links with a session", r.Status, r.Header.Get("Location"))
+		}
+	})
+	// Review of issue 18, finding 1: a (cookie, token) pair the server
+	// issued, planted in a victim's browser and posted from the attacker's
+	// page, is refused by where the post comes from; the dashboard's own
+	// page (Origin of the dashboard, Sec-Fetch-Site: same-origin) signs in.
+	t.Run("ForeignOrigin", func(t *testing.T) {
+		ip := "198.51.100.40"
+		f, _ := dashSecGetForm(t, tg, ip, "/")
+		for _, h := range [][]string{
+			{"Origin", "http://evil.example"},
+			{"Origin", "http://" + origin.Hostname() + ":1"}, // the same host, another port: another origin
+			{"Origin", "null"},
+			{"Sec-Fetch-Site", "cross-site"},
+			{"Sec-Fetch-Site", "same-site"}, // a sibling subdomain
+			{"Origin", "http://evil.example", "Sec-Fetch-Site", "cross-site"},
+		} {
+			r, err := dashSecSignInWith(tg, ip, f.nonce, url.Values{"key": {w.Key}, "csrf": {f.token}}, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != http.StatusForbidden || dashSecSession(r) || !strings.Contains(string(r.Body), "sent from another site") {
+				t.Errorf("the server's own pair posted with %q: %d (session %v), want 403 saying why", h, r.Status, dashSecSession(r))
+			}
+		}
+		r, err := dashSecSignInWith(tg, ip, f.nonce, url.Values{"key": {w.Key}, "csrf": {f.token}},
+			[]string{"Origin", tg.Origin(), "Sec-Fetch-Site", "same-origin"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != http.StatusSeeOther || r.Header.Get("Location") != "/links" || !dashSecSession(r) {
+			t.Errorf("the pair posted from the dashboard's own origin: %d to %q, want 303 to /links with a session", r.Status, r.Header.Get("Location"))
+		}
+	})
+
+	// Review of issue 18, finding 1: an IPv6 client counts by its /64, so
+	// fresh addresses of one network share the sign-in limit.
+	t.Run("IPv6Slash64", func(t *testing.T) {
+		awaitFreshWindow(t, 20*time.Second)
+		for i := range dashSecLimit {
+			ip := fmt.Sprintf("2001:db8:18:1::%x", i+1)
+			f, _ := dashSecGetForm(t, tg, ip, "/")
+			r, err := dashSecSignIn(tg, ip, f.nonce, url.Values{"key": {fmt.Sprintf("sl_guess%040d", i)}, "csrf": {f.token}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != http.StatusUnauthorized {
+				t.Fatalf("a wrong key from %s: %d, want 401", ip, r.Status)
+			}
+		}
+		ip := "2001:db8:18:1:ffff:ffff:ffff:ffff"
+		f, _ := dashSecGetForm(t, tg, ip, "/")
+		r, err := dashSecSignIn(tg, ip, f.nonce, url.Values{"key": {w.Key}, "csrf": {f.token}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != http.StatusTooManyRequests || dashSecSession(r) {
+			t.Errorf("the right key from a fresh address of the same /64: %d, want 429", r.Status)
+		}
+		ip = "2001:db8:18:2::1"
+		f, _ = dashSecGetForm(t, tg, ip, "/")
+		if r, err = dashSecSignIn(tg, ip, f.nonce, url.Values{"key": {w.Key}, "csrf": {f.token}}); err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != http.StatusSeeOther || !dashSecSession(r) {
+			t.Errorf("the right key from another /64: %d, want 303 with a session", r.Status)
 		}
 	})
 }

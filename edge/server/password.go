@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/semaphore"
+
+	"shortlink.dev/shared/clientip"
 )
 
 // The password lockout (CONTRACT §5): a client gets at most PasswordTriesPerClient
@@ -71,7 +73,7 @@ func (e *Edge) reserveTry(ctx context.Context, linkID string, client netip.Addr,
 	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 	defer cancel()
 	lim := e.tryLimits
-	r.clientKey, r.linkKey = linkID+"|"+clientKey(client), linkID+"|*"
+	r.clientKey, r.linkKey = linkID+"|"+clientip.Key(client), linkID+"|*"
 	n, start, err := e.tries.TakeTry(ctx, r.clientKey, now, lim.window)
 	if err != nil {
 		return r, 0, err
@@ -116,16 +118,6 @@ func (e *Edge) pruneTries(stop <-chan struct{}) {
 		}
 		cancel()
 	}
-}
-
-// clientKey names the client of a lockout: its IPv4 address, or the /64 of
-// an IPv6 one (what one subscriber gets, so a new address is no new client).
-func clientKey(a netip.Addr) string {
-	if a.Is6() {
-		p, _ := a.Prefix(64)
-		return p.String()
-	}
-	return a.String()
 }
 
 // until is the whole seconds from now to t, at least one.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -291,17 +290,6 @@ func TestUnlockCookieSecure(t *testing.T) {
 				t.Errorf("Set-Cookie %s: Secure %v, want %v (and HttpOnly)", c.String(), c.Secure(), tc.secure)
 			}
 		})
-	}
-}
-
-func TestClientKey(t *testing.T) {
-	for in, want := range map[string]string{
-		"203.0.113.7":          "203.0.113.7",
-		"2001:db8:1:2:3:4:5:6": "2001:db8:1:2::/64",
-	} {
-		if got := clientKey(netip.MustParseAddr(in)); got != want {
-			t.Errorf("clientKey(%s) = %s, want %s", in, got, want)
-		}
 	}
 }
 

@@ -45,3 +45,16 @@ func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
 	}
 	return false
 }
+
+// Key names the client a limit counts: an IPv4 address as itself, an IPv6
+// one by its /64 (what one subscriber or host is given, so that a fresh
+// address of the same network is no new client). IPv4-mapped IPv6 addresses
+// count as their IPv4 address.
+func Key(a netip.Addr) string {
+	a = a.Unmap()
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
+}

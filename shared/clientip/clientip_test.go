@@ -30,3 +30,19 @@ func TestResolve(t *testing.T) {
 		})
 	}
 }
+
+func TestKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"203.0.113.7":          "203.0.113.7",
+		"::ffff:203.0.113.7":   "203.0.113.7",
+		"2001:db8:1:2:3:4:5:6": "2001:db8:1:2::/64",
+		"2001:db8:1:2:ffff::1": "2001:db8:1:2::/64",
+		"2001:db8:1:3::1":      "2001:db8:1:3::/64",
+		"fe80::1%eth0":         "fe80::/64",
+		"::1":                  "::/64",
+	} {
+		if got := Key(netip.MustParseAddr(in)); got != want {
+			t.Errorf("Key(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

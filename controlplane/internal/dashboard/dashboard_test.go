@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -275,15 +276,36 @@ func TestSignIn(t *testing.T) {
 		e := newEnv(t, "SHORTLINK_TRUSTED_PROXIES=127.0.0.1/32,::1/128")
 		_, value := e.key(t)
 		b := e.browser(t)
-		tok := csrfOf(t, b.get("/"))
-		p := b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {tok}}, "X-Forwarded-Proto", "https")
-		if c := cookie(t, p, "sl_session"); !c.Secure {
-			t.Errorf("behind a trusted proxy saying https, the cookie is not Secure: %+v", c)
+		// Over https the cookies are named __Host-… (Secure, Path=/, no
+		// Domain): the jar, at an http URL, would not send them back.
+		form := b.do("GET", "/", nil, "X-Forwarded-Proto", "https")
+		nonce := cookie(t, form, "__Host-sl_signin")
+		if !nonce.Secure || nonce.Path != "/" || nonce.Domain != "" {
+			t.Errorf("behind a trusted proxy saying https, the sign-in cookie is %+v, want Secure, Path=/ and no Domain", nonce)
 		}
+		p := b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {csrfOf(t, form)}},
+			"X-Forwarded-Proto", "https", "Cookie", "__Host-sl_signin="+nonce.Value)
+		c := cookie(t, p, "__Host-sl_session")
+		if !c.Secure || c.Path != "/" || c.Domain != "" {
+			t.Errorf("behind a trusted proxy saying https, the session cookie is %+v, want Secure, Path=/ and no Domain", c)
+		}
+		// The session is read under that name, and only under it (fresh
+		// browsers: the jar may send Secure cookies to the loopback).
+		wantStatus(t, "a page over https", e.browser(t).do("GET", "/links", nil, "X-Forwarded-Proto", "https", "Cookie", "__Host-sl_session="+c.Value), http.StatusOK)
+		wantRedirect(t, "the session cookie without its prefix over https",
+			e.browser(t).do("GET", "/links", nil, "X-Forwarded-Proto", "https", "Cookie", "sl_session="+c.Value), "/?next=")
+		// A plain sl_signin cookie (planted from a sibling subdomain or over
+		// http) is no sign-in form over https.
+		b = e.browser(t)
+		form = b.do("GET", "/", nil, "X-Forwarded-Proto", "https")
+		b = e.browser(t)
+		p = b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {csrfOf(t, form)}},
+			"X-Forwarded-Proto", "https", "Cookie", "sl_signin="+cookie(t, form, "__Host-sl_signin").Value)
+		wantStatus(t, "an https sign-in with an unprefixed cookie", p, http.StatusForbidden)
 		untrusted := newEnv(t)
 		_, v2 := untrusted.key(t)
 		b = untrusted.browser(t)
-		tok = csrfOf(t, b.get("/"))
+		tok := csrfOf(t, b.get("/"))
 		p = b.do("POST", "/signin", url.Values{"key": {v2}, "csrf": {tok}}, "X-Forwarded-Proto", "https")
 		if c := cookie(t, p, "sl_session"); c.Secure {
 			t.Errorf("an untrusted X-Forwarded-Proto made the cookie Secure")
@@ -382,6 +404,71 @@ func TestSignInCSRFIsTheServers(t *testing.T) {
 		b.base = other.URL
 		wantRedirect(t, "sign-in at the other replica", b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {tok}}), "/links")
 	})
+}
+
+// A sign-in form posted from another origin is refused even with a pair
+// (cookie, token) the server issued (review of issue 18, finding 1): the
+// attacker fetches a form, plants its cookie in the victim's browser and
+// makes it post the token from the attacker's page.
+func TestSignInCrossOrigin(t *testing.T) {
+	e := newEnv(t)
+	_, value := e.key(t)
+	u, _ := url.Parse(e.srv.URL)
+	b := e.browser(t)
+	tok := csrfOf(t, b.get("/"))
+	for _, h := range [][]string{
+		{"Origin", "http://evil.example"},
+		{"Origin", "http://evil.example:" + u.Port()},
+		{"Origin", "null"},
+		{"Sec-Fetch-Site", "cross-site"},
+		{"Sec-Fetch-Site", "same-site"},
+		{"Sec-Fetch-Site", "cross-site", "Origin", e.srv.URL},
+	} {
+		p := b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {tok}}, h...)
+		wantStatus(t, fmt.Sprintf("sign-in with %q", h), p, http.StatusForbidden)
+		if strings.Contains(strings.Join(p.header.Values("Set-Cookie"), ";"), "sl_session=") {
+			t.Errorf("sign-in with %q started a session", h)
+		}
+		if !strings.Contains(p.body, "sent from another site") || !strings.Contains(p.body, `name="key"`) {
+			t.Errorf("the 403 for %q does not show the form and why:\n%s", h, p.body)
+		}
+		// The answer's form replaced the cookie: take its token.
+		tok = csrfOf(t, p)
+	}
+	for _, h := range [][]string{
+		{"Origin", e.srv.URL, "Sec-Fetch-Site", "same-origin"},
+		{"Origin", "https://" + u.Host}, // behind a TLS proxy: the host counts, not the scheme
+		{"Sec-Fetch-Site", "none"},
+		{}, // a script: neither header
+	} {
+		b := e.browser(t)
+		p := b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {csrfOf(t, b.get("/"))}}, h...)
+		wantRedirect(t, fmt.Sprintf("sign-in with %q", h), p, "/links")
+	}
+}
+
+// An IPv6 client counts by its /64 (review of issue 18, finding 1): the
+// addresses of one network share the sign-in limit; another /64 does not.
+func TestSignInRateLimitIPv6Slash64(t *testing.T) {
+	e := newEnv(t)
+	_, value := e.key(t)
+	lim := ratelimit.NewMemory()
+	start := time.Now()
+	lim.Now = func() time.Time { return start }
+	srv := e.replica(t, lim, "SHORTLINK_TRUSTED_PROXIES=127.0.0.1/32,::1/128")
+	b := e.browser(t)
+	b.base = srv.URL
+	wrong := url.Values{"key": {"sl_" + strings.Repeat("x", 40)}}
+	for i := range dashboard.SignInRateLimit {
+		wrong.Set("csrf", csrfOf(t, b.get("/")))
+		ip := fmt.Sprintf("2001:db8:1:2::%x", i+1)
+		wantStatus(t, "a wrong key from "+ip, b.do("POST", "/signin", wrong, "X-Forwarded-For", ip), http.StatusUnauthorized)
+	}
+	right := func(ip string) page {
+		return b.do("POST", "/signin", url.Values{"key": {value}, "csrf": {csrfOf(t, b.get("/"))}}, "X-Forwarded-For", ip)
+	}
+	wantStatus(t, "the right key from a fresh address of the same /64", right("2001:db8:1:2:ffff:ffff:ffff:ffff"), http.StatusTooManyRequests)
+	wantRedirect(t, "the right key from the next /64", right("2001:db8:1:3::1"), "/links")
 }
 
 // Sign-in is rate-limited per client IP (issue 18, point 11), every attempt

@@ -38,13 +38,23 @@ type SessionStore interface {
 }
 
 const (
-	// sessionCookie names the session.
+	// sessionCookie names the session. Over https every cookie of the
+	// dashboard is named with the prefix "__Host-" (cookieName), which
+	// browsers accept only Secure, for "/" and from the host itself: a
+	// sibling subdomain or an http page cannot plant one.
 	sessionCookie = "sl_session"
 	// signinCookie carries the sign-in form's nonce before there is a
 	// session; the form's token is the HMAC of that nonce with the
 	// deployment's secret (signinToken), so a cookie planted by someone
-	// else, with a token of their making, signs nobody in.
+	// else, with a token of their making, signs nobody in. The nonce holds
+	// its issue time, under the HMAC: a form is good for SignInFormTTL.
 	signinCookie = "sl_signin"
+	// SignInFormTTL is how long a sign-in form (its nonce and token) is
+	// accepted after it was served; older ones answer 403.
+	SignInFormTTL = 30 * time.Minute
+	// signinClockSkew is how far in the future a form's issue time may be
+	// (another replica's clock running ahead).
+	signinClockSkew = time.Minute
 	// signinSecret names the secret of the sign-in tokens in the store.
 	signinSecret = "dashboard-signin"
 	// SignInRateLimit is how many sign-in attempts (right or wrong keys) a
@@ -75,7 +85,7 @@ var errNoSession = errors.New("no session")
 
 // session returns the request's live session, or errNoSession.
 func (d *Dashboard) session(r *http.Request) (*session, error) {
-	c, err := r.Cookie(sessionCookie)
+	c, err := r.Cookie(d.cookieName(r, sessionCookie))
 	if err != nil || c.Value == "" || len(c.Value) > 100 {
 		return nil, errNoSession
 	}
@@ -131,15 +141,16 @@ func sameToken(got, want string) bool {
 }
 
 // renderSignIn shows the sign-in form with a fresh nonce in its cookie and
-// the nonce's token in the form.
+// the nonce's token in the form. The nonce is 256 random bits, ".", and the
+// Unix time it was made at.
 func (d *Dashboard) renderSignIn(w http.ResponseWriter, r *http.Request, status int, problem string) {
-	nonce := randomToken()
+	nonce := randomToken() + "." + strconv.FormatInt(d.o.Now().Unix(), 10)
 	token, err := d.signinToken(r.Context(), nonce)
 	if err != nil {
 		d.fail(w, r, err)
 		return
 	}
-	d.setCookie(w, r, signinCookie, nonce, 30*time.Minute)
+	d.setCookie(w, r, signinCookie, nonce, SignInFormTTL)
 	w.Header().Set("Cache-Control", "no-store")
 	v := view{Title: "Sign in", CSRF: token, Data: map[string]string{"Next": safeNext(r.FormValue("next"))}}
 	if problem != "" {
@@ -165,7 +176,31 @@ func (d *Dashboard) signinToken(ctx context.Context, nonce string) (string, erro
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)), nil
 }
 
-// allowSignIn counts the attempt against the client IP's sign-in rate before
+// signinFresh reports whether the nonce (whose token was checked) was made
+// within SignInFormTTL of now.
+func signinFresh(nonce string, now time.Time) bool {
+	_, unix, ok := strings.Cut(nonce, ".")
+	if !ok {
+		return false
+	}
+	sec, err := strconv.ParseInt(unix, 10, 64)
+	if err != nil {
+		return false
+	}
+	issued := time.Unix(sec, 0)
+	return !now.Before(issued.Add(-signinClockSkew)) && now.Sub(issued) <= SignInFormTTL
+}
+
+// crossOrigin refuses requests a browser sent from another origin:
+// Sec-Fetch-Site other than same-origin or none (a sibling subdomain is
+// same-site, and refused), or, from browsers without it, an Origin whose
+// host is not the request's Host (the scheme is not compared: behind a TLS
+// proxy the request may arrive over http). Requests with neither header
+// (scripts, old browsers) pass: the form's token still applies.
+var crossOrigin = http.NewCrossOriginProtection()
+
+// allowSignIn counts the attempt against the client's sign-in rate (its IPv4
+// address, or the /64 of its IPv6 one: clientip.Key) before
 // the key is looked at, so that a burst of attempts in flight at once cannot
 // pass a check made before any of them is counted. A refused attempt is
 // answered 429 with Retry-After and the form.
@@ -173,7 +208,7 @@ func (d *Dashboard) allowSignIn(w http.ResponseWriter, r *http.Request) bool {
 	if d.o.Limiter == nil {
 		return true
 	}
-	res, err := d.o.Limiter.Allow(r.Context(), "signin:ip:"+d.clientIP(r).String(), SignInRateLimit)
+	res, err := d.o.Limiter.Allow(r.Context(), "signin:ip:"+clientip.Key(d.clientIP(r)), SignInRateLimit)
 	if err != nil {
 		// As the API does: a limiter that cannot count (Redis down) does not
 		// lock everyone out.
@@ -202,10 +237,16 @@ func (d *Dashboard) clientIP(r *http.Request) netip.Addr {
 
 // signIn checks the key typed in and starts a session for it.
 func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) {
+	// Before the count: a forged post from another site spends none of the
+	// victim's attempts.
+	if err := crossOrigin.Check(r); err != nil {
+		d.renderSignIn(w, r, http.StatusForbidden, "This sign-in was sent from another site. Sign in here, on the dashboard's own page.")
+		return
+	}
 	if !d.allowSignIn(w, r) {
 		return
 	}
-	c, err := r.Cookie(signinCookie)
+	c, err := r.Cookie(d.cookieName(r, signinCookie))
 	if err != nil || c.Value == "" || len(c.Value) > 100 {
 		d.renderSignIn(w, r, http.StatusForbidden, "The sign-in form expired. Please enter your API key again.")
 		return
@@ -215,7 +256,7 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
-	if !sameToken(r.PostFormValue(csrfField), want) {
+	if !sameToken(r.PostFormValue(csrfField), want) || !signinFresh(c.Value, d.o.Now()) {
 		d.renderSignIn(w, r, http.StatusForbidden, "The sign-in form expired. Please enter your API key again.")
 		return
 	}
@@ -295,12 +336,22 @@ func localPath(p string) bool {
 	return true
 }
 
+// cookieName is what the dashboard names its cookie name on r: with the
+// prefix "__Host-" over https (see sessionCookie).
+func (d *Dashboard) cookieName(r *http.Request, name string) string {
+	if d.isHTTPS(r) {
+		return "__Host-" + name
+	}
+	return name
+}
+
 func (d *Dashboard) setCookie(w http.ResponseWriter, r *http.Request, name, value string, ttl time.Duration) {
-	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: int(ttl / time.Second),
+	http.SetCookie(w, &http.Cookie{Name: d.cookieName(r, name), Value: value, Path: "/", MaxAge: int(ttl / time.Second),
 		HttpOnly: true, Secure: d.isHTTPS(r), SameSite: http.SameSiteStrictMode})
 }
 
 func (d *Dashboard) clearCookie(w http.ResponseWriter, r *http.Request, name string) {
+	name = d.cookieName(r, name)
 	if _, err := r.Cookie(name); err != nil {
 		return
 	}
