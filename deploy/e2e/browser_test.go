@@ -173,27 +173,7 @@ func TestBrowser(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-		// Every host but the loopback fails at once: the test needs no
-		// network and waits for none, and a request elsewhere still shows
-		// in the network events.
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("start %s: %v", chromium, err)
-	}
+	browser := startBrowser(t, ctx, chromium)
 	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -418,6 +398,34 @@ func findChromium(t *testing.T) string {
 	}
 	t.Skip(msg)
 	return ""
+}
+
+// startBrowser starts headless Chromium (the binary at path) for the test,
+// under ctx, with the extra options, and returns its first tab. Every host
+// but the loopback fails at once: the tests need no network and wait for
+// none, and a request elsewhere still shows in the network events. The
+// browser is stopped when ctx ends or the test does.
+func startBrowser(t *testing.T, ctx context.Context, path string, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(opts, extra...)...)
+	t.Cleanup(cancelAlloc)
+	browser, cancelBrowser := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancelBrowser)
+	if err := chromedp.Do(browser); err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
+	return browser
 }
 
 // wantTextInOrder asserts the rendered text shows each text, in order, in

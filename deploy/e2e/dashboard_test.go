@@ -170,27 +170,9 @@ func TestDashboard(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
-		// A person's browser: the edge takes HeadlessChrome for a bot and
-		// does not count its clicks, and the test follows its click.
-		chromedp.UserAgent(uaWindowsChrome),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-	if err := chromedp.Do(browserCtx); err != nil {
-		t.Fatalf("start %s: %v", chromium, err)
-	}
+	// A person's browser: the edge takes HeadlessChrome for a bot and does
+	// not count its clicks, and the test follows its click.
+	browserCtx := startBrowser(t, ctx, chromium, chromedp.UserAgent(uaWindowsChrome))
 	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
