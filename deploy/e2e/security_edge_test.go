@@ -163,6 +163,34 @@ func TestSecurityEdge(t *testing.T) {
 		}
 	})
 
+	t.Run("VisitorsAtOnce", func(t *testing.T) {
+		// Three visitors (through a trusted proxy) send the right password
+		// at the same moment: the edge checks one or two at a time, and the
+		// others wait a moment for room rather than being turned away.
+		l := tg.createLink(t, w.Key, obj{"destinationUrl": "https://example.com/together", "password": "correct-horse"})
+		proxy := clientFrom(t, edgeSecProxy)
+		const n = 3
+		statuses := make([]int, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				xff := http.Header{"X-Forwarded-For": {fmt.Sprintf("198.51.100.%d", 150+i)}}
+				r, err := edgeSecPost(proxy, tg.EdgeBase+l.Slug, "correct-horse", xff)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				statuses[i] = r.Status
+			})
+		}
+		wg.Wait()
+		for i, s := range statuses {
+			if s != http.StatusFound {
+				t.Errorf("visitor %d of %d with the right password at once: %d, want 302 (%v)", i+1, n, s, statuses)
+			}
+		}
+	})
+
 	t.Run("UnlockCookieSecure", func(t *testing.T) {
 		// Short URLs are https: the unlock cookie must never travel over http.
 		l := tg.createLink(t, w.Key, obj{"destinationUrl": "https://example.com/cookie", "password": "correct-horse"})

@@ -227,14 +227,14 @@ func (e *Edge) unlock(ctx *fasthttp.RequestCtx, l *target.Link, now time.Time) b
 	check := len(pw) > 0 && len(pw) <= 4*link.MaxPasswordLen
 	var ticket gateTicket
 	if check {
-		// Room first: a flood beyond what the edge checks at once is
-		// answered at once, without even a count in the store; such a try
-		// is not counted (it was not checked).
+		// Room first: a flood beyond what the edge checks at once (and the
+		// few tries that may wait for it) is answered at once, without even
+		// a count in the store; such a try is not counted (it was not checked).
 		var admitted bool
-		if ticket, admitted = e.pwGate.tryAcquire(l.PasswordHash); !admitted {
+		if ticket, admitted = e.pwGate.acquire(l.PasswordHash); !admitted {
 			e.metrics.passwordShed.Inc()
 			ctx.Response.Header.Set("Retry-After", "1")
-			e.page(ctx, fasthttp.StatusTooManyRequests, page.TooMany, e.metrics.tooMany)
+			e.page(ctx, fasthttp.StatusTooManyRequests, page.Busy, e.metrics.tooMany)
 			return false
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -32,9 +33,18 @@ const (
 // DefaultPasswordMemory bounds the memory of the password checks an edge runs
 // at once: argon2id takes the memory its hash names (m=19456 KiB for the
 // control plane's hashes), so 64 MiB lets three run together, and no more
-// than one per two cores does (maxChecks). Further checks are answered 429 at
-// once rather than queued: a queue would hold their requests' memory and time.
+// than one per two cores does (maxChecks). A few tries may wait a moment for
+// room (gateWaiters, gateWait): two visitors typing a password at the same
+// time both get in. Beyond them a try is answered 429 at once, never queued:
+// a waiter holds only its request; the argon2 memory is taken once admitted.
 const DefaultPasswordMemory = 64 << 20
+
+// gateWaiters tries at most wait for room in the gate, each at most gateWait
+// (a check takes tens of milliseconds).
+const (
+	gateWaiters = 8
+	gateWait    = 2 * time.Second
+)
 
 // TryStore counts password tries in windows, per key. Every edge of a
 // deployment must share one for the lockout to hold across edges
@@ -149,6 +159,10 @@ type passwordGate struct {
 	// garbage is the memory (KiB) of the checks finished since the gate
 	// last collected it.
 	garbage int64
+
+	// waiting counts the tries waiting for room; wait bounds each wait.
+	waiting atomic.Int32
+	wait    time.Duration
 }
 
 // Each check allocates its hash's memory (19 MiB) and drops it. Go's
@@ -177,19 +191,31 @@ func newPasswordGate(budgetBytes int64) *passwordGate {
 		budgetBytes = DefaultPasswordMemory
 	}
 	kib := max(budgetBytes>>10, 1)
-	return &passwordGate{sem: semaphore.NewWeighted(kib), budget: kib, floor: kib / maxChecks()}
+	return &passwordGate{sem: semaphore.NewWeighted(kib), budget: kib, floor: kib / maxChecks(), wait: gateWait}
 }
 
 // gateTicket is the room one check holds: its weight in the gate and the
 // memory (KiB) its hash names.
 type gateTicket struct{ weight, mem int64 }
 
-// tryAcquire takes room for a check of hash, without waiting.
-func (g *passwordGate) tryAcquire(hash string) (gateTicket, bool) {
+// acquire takes room for a check of hash. When there is none, it waits up to
+// g.wait for it, if fewer than gateWaiters tries wait already; else, or when
+// the wait ends, it reports false at once.
+func (g *passwordGate) acquire(hash string) (gateTicket, bool) {
 	m := argon2Memory(hash)
 	t := gateTicket{weight: min(max(m, g.floor, 1), g.budget), mem: m}
 	if !g.sem.TryAcquire(t.weight) {
-		return t, false
+		if g.waiting.Add(1) > gateWaiters {
+			g.waiting.Add(-1)
+			return t, false
+		}
+		ctx, cancel := context.WithTimeout(storeCtx, g.wait)
+		err := g.sem.Acquire(ctx, t.weight)
+		cancel()
+		g.waiting.Add(-1)
+		if err != nil {
+			return t, false
+		}
 	}
 	g.mu.Lock()
 	g.running++

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -125,6 +126,7 @@ func TestPasswordBurst(t *testing.T) {
 
 func TestPasswordShedTryIsNotCounted(t *testing.T) {
 	e := newPasswordEdge(t, Options{})
+	e.pwGate.wait = 10 * time.Millisecond
 	if !e.pwGate.sem.TryAcquire(e.pwGate.budget) {
 		t.Fatal("cannot fill the gate")
 	}
@@ -222,13 +224,20 @@ func TestPasswordTriesSharedAcrossEdges(t *testing.T) {
 
 func TestPasswordGateSheds(t *testing.T) {
 	e := newPasswordEdge(t, Options{})
-	// Every slot is taken by checks in flight.
+	// Every slot is taken by checks in flight, and as many tries as may
+	// wait for room are waiting: a try is turned away at once.
 	if !e.pwGate.sem.TryAcquire(e.pwGate.budget) {
 		t.Fatal("cannot fill the gate")
 	}
+	e.pwGate.waiting.Store(gateWaiters)
+	e.pwGate.wait = time.Hour
 	r := postPassword(e, "203.0.113.7", rightPassword)
+	e.pwGate.waiting.Store(0)
 	if r.StatusCode() != http.StatusTooManyRequests || string(r.Header.Peek("Retry-After")) != "1" {
 		t.Fatalf("a try while the gate is full: %d, Retry-After %q; want 429, 1", r.StatusCode(), r.Header.Peek("Retry-After"))
+	}
+	if !bytes.Contains(r.Body(), []byte("Busy")) {
+		t.Errorf("a try turned away for want of room says %q, want the busy page (not the lockout's)", r.Body())
 	}
 	if got := testutil.ToFloat64(e.metrics.passwordChecks); got != 0 {
 		t.Fatalf("%v passwords checked while the gate was full, want 0", got)
@@ -239,12 +248,40 @@ func TestPasswordGateSheds(t *testing.T) {
 	}
 }
 
+// TestPasswordGateWaits: a try that finds every slot taken waits for one
+// (two visitors typing a password at the same time both get in), up to
+// gateWait; the wait ends in 429 when no room comes.
+func TestPasswordGateWaits(t *testing.T) {
+	e := newPasswordEdge(t, Options{})
+	if !e.pwGate.sem.TryAcquire(e.pwGate.budget) {
+		t.Fatal("cannot fill the gate")
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond) // a check in flight ends
+		e.pwGate.release(gateTicket{weight: e.pwGate.budget}, false)
+	}()
+	if s := postPassword(e, "203.0.113.7", rightPassword).StatusCode(); s != http.StatusFound {
+		t.Fatalf("the right password while another check runs: %d, want 302 once it ends", s)
+	}
+	if !e.pwGate.sem.TryAcquire(e.pwGate.budget) {
+		t.Fatal("cannot fill the gate again")
+	}
+	e.pwGate.wait = 20 * time.Millisecond
+	if s := postPassword(e, "203.0.113.8", rightPassword).StatusCode(); s != http.StatusTooManyRequests {
+		t.Fatalf("a try whose wait for room ended: %d, want 429", s)
+	}
+	if n := e.pwGate.waiting.Load(); n != 0 {
+		t.Errorf("%d tries still counted as waiting, want 0", n)
+	}
+}
+
 func TestPasswordGateWeights(t *testing.T) {
 	g := newPasswordGate(64 << 20)
+	g.wait = 0
 	hash := "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA"
 	var n int
 	for {
-		if _, ok := g.tryAcquire(hash); !ok {
+		if _, ok := g.acquire(hash); !ok {
 			break
 		}
 		n++

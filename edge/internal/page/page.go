@@ -71,5 +71,9 @@ var GalleryNotFound = render(data{Title: "Page not found", Text: "This page does
 // Unavailable is the page of a lookup that failed (the store is unreachable).
 var Unavailable = render(data{Title: "Temporarily unavailable", Text: "This link cannot be opened right now. Please try again in a moment."})
 
+// Busy is the page of a password try the edge turned away because it was
+// checking as many passwords as it may at once.
+var Busy = render(data{Title: "Busy", Text: "Many passwords are being checked right now. Please go back and try again in a moment."})
+
 // MethodNotAllowed is the page of a request with a method the edge does not answer.
 var MethodNotAllowed = render(data{Title: "Method not allowed", Text: "Short links answer GET and HEAD (and POST for a password)."})
