@@ -135,6 +135,11 @@ func TestSecurityAPIHead(t *testing.T) {
 				return
 			}
 			defer c.Close()
+			// Read the request first: closing with it unread would reset
+			// the connection before the client reads the answer.
+			if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+				return
+			}
 			_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbody"))
 		}()
 		if res, body := securityAPIRawHead(t, "http://"+ln.Addr().String(), "/", nil); res.StatusCode != http.StatusOK || string(body) != "body" {
