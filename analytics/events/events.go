@@ -4,6 +4,11 @@
 // outbox (its SQLite file, or PostgreSQL in the split deployment) only for
 // workspaces with an active webhook that subscribes to them, so a workspace
 // without webhooks costs the click pipeline one cached lookup per batch.
+//
+// The cached subscriptions are used only while the webhook generation (a
+// counter the store moves in the transaction of every webhook change) is
+// the one they were read at: a webhook receives every click made after its
+// creation answered, as the batch of such a click is emitted after that.
 package events
 
 import (
@@ -23,12 +28,19 @@ import (
 type Outbox interface {
 	EnqueueMessages(ctx context.Context, msgs []webhook.Message) error
 	WebhookEvents(ctx context.Context, workspaceIDs []string) (map[string][]string, error)
+	// WebhookGeneration returns a counter that moves with every committed
+	// webhook change: subscriptions read after it returned g reflect every
+	// change up to g.
+	WebhookGeneration(ctx context.Context) (int64, error)
 	// QRCodeLinks returns the link of each dynamic QR code among ids.
 	QRCodeLinks(ctx context.Context, ids []string) (map[string]string, error)
 }
 
-// interestTTL is how long a workspace's subscriptions are cached: a new
-// webhook receives clicks from at most this long after it is created.
+// interestTTL is how long a workspace's subscriptions are cached at most,
+// even while the webhook generation stays: it bounds what a change that does
+// not move the generation (a deleted workspace's webhooks, gone with it)
+// costs. A change of a webhook moves the generation and is seen by the next
+// batch, whatever this is.
 const interestTTL = 2 * time.Second
 
 // Emitter enqueues the webhook messages of stored clicks.
@@ -38,11 +50,14 @@ type Emitter struct {
 
 	mu        sync.Mutex
 	interests map[string]interest
+	gen       int64 // the newest webhook generation seen
 }
 
 type interest struct {
 	click, qr bool
 	until     time.Time
+	// gen is the webhook generation read before the subscriptions were.
+	gen int64
 }
 
 // New returns an emitter writing to outbox.
@@ -82,6 +97,11 @@ type scanData struct {
 // stored and before it is acknowledged: a batch delivered again emits again,
 // and as a message's id comes from its click's event id, the outbox keeps
 // one delivery of it per webhook.
+//
+// A batch costs one single-row read of the webhook generation, one read of
+// the subscriptions of its workspaces not cached at that generation (none
+// while no webhook changes), and, when some workspace wants its clicks, the
+// outbox write.
 func (e *Emitter) Emit(ctx context.Context, batch []click.Event) error {
 	want, err := e.interested(ctx, batch)
 	if err != nil || len(want) == 0 {
@@ -146,17 +166,27 @@ func message(ev *click.Event, kind, event string, data any) (webhook.Message, er
 // interested returns the workspaces of the batch that want click or
 // qr.scanned messages, from the cache or one query for the others.
 func (e *Emitter) interested(ctx context.Context, batch []click.Event) (map[string]interest, error) {
+	// Read before the subscriptions: a change committed between the two
+	// reads moves the generation past gen, and the next batch reads again.
+	gen, err := e.outbox.WebhookGeneration(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the webhook generation: %w", err)
+	}
 	now := e.now()
 	out := map[string]interest{}
 	var ask []string
 	e.mu.Lock()
+	if gen > e.gen { // every cached entry is older: drop them all
+		clear(e.interests)
+		e.gen = gen
+	}
 	for i := range batch {
 		ws := batch[i].WorkspaceID
 		if _, seen := out[ws]; seen {
 			continue
 		}
 		in, ok := e.interests[ws]
-		if !ok || now.After(in.until) {
+		if !ok || in.gen != gen || now.After(in.until) {
 			if !slices.Contains(ask, ws) {
 				ask = append(ask, ws)
 			}
@@ -175,7 +205,7 @@ func (e *Emitter) interested(ctx context.Context, batch []click.Event) (map[stri
 			e.interests = map[string]interest{}
 		}
 		for _, ws := range ask {
-			in := interest{until: now.Add(interestTTL)}
+			in := interest{until: now.Add(interestTTL), gen: gen}
 			for _, ev := range subs[ws] {
 				in.click = in.click || ev == webhook.All || ev == webhook.EventClick
 				in.qr = in.qr || ev == webhook.All || ev == webhook.EventQRScanned

@@ -68,7 +68,8 @@ func TestEmit(t *testing.T) {
 }
 
 // BenchmarkEmit measures what the emitter adds to a stored batch of 500
-// clicks: for workspaces without webhooks (the common case: one cached
+// clicks: for workspaces without webhooks (the common case: one single-row
+// read of the webhook generation, about 20 µs on SQLite, and one cached
 // lookup) and for a workspace whose webhook takes every click (500 messages
 // into the outbox, the same SQLite file the click store writes).
 func BenchmarkEmit(b *testing.B) {

@@ -26,14 +26,15 @@ func (s *Store) CreateWebhook(ctx context.Context, w *webhook.Webhook) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO webhooks (`+webhookColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		w.ID, w.WorkspaceID, w.Name, w.URL, string(events), w.Secret, w.IsActive, w.ConsecutiveFailures,
-		micros(w.CreatedAt), micros(w.UpdatedAt))
-	if err != nil {
-		return fmt.Errorf("create webhook: %w", err)
-	}
-	return nil
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO webhooks (`+webhookColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			w.ID, w.WorkspaceID, w.Name, w.URL, string(events), w.Secret, w.IsActive, w.ConsecutiveFailures,
+			micros(w.CreatedAt), micros(w.UpdatedAt)); err != nil {
+			return fmt.Errorf("create webhook: %w", err)
+		}
+		return bumpWebhookGeneration(ctx, tx)
+	})
 }
 
 // GetWebhook implements webhook.Store.
@@ -55,12 +56,21 @@ func (s *Store) UpdateWebhook(ctx context.Context, w *webhook.Webhook, readAt ti
 	if err != nil {
 		return err
 	}
-	err = s.db.QueryRowContext(ctx, `UPDATE webhooks SET name = $3, url = $4, events = $5, secret = $6,
-		consecutive_failures = CASE WHEN $9 THEN 0 ELSE consecutive_failures END,
-		is_active = $7, updated_at = $8
-		WHERE id = $1 AND workspace_id = $2 AND updated_at = $10 RETURNING consecutive_failures`,
-		w.ID, w.WorkspaceID, w.Name, w.URL, string(events), w.Secret, w.IsActive, micros(w.UpdatedAt),
-		resetFailures, micros(readAt)).Scan(&w.ConsecutiveFailures)
+	var failures int
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `UPDATE webhooks SET name = $3, url = $4, events = $5, secret = $6,
+			consecutive_failures = CASE WHEN $9 THEN 0 ELSE consecutive_failures END,
+			is_active = $7, updated_at = $8
+			WHERE id = $1 AND workspace_id = $2 AND updated_at = $10 RETURNING consecutive_failures`,
+			w.ID, w.WorkspaceID, w.Name, w.URL, string(events), w.Secret, w.IsActive, micros(w.UpdatedAt),
+			resetFailures, micros(readAt)).Scan(&failures); err != nil {
+			return err
+		}
+		return bumpWebhookGeneration(ctx, tx)
+	})
+	if err == nil {
+		w.ConsecutiveFailures = failures
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		if _, err := s.GetWebhook(ctx, w.WorkspaceID, w.ID); err != nil {
 			return err
@@ -81,8 +91,35 @@ func (s *Store) DeleteWebhook(ctx context.Context, workspaceID, id string) error
 			return fmt.Errorf("delete webhook: %w", err)
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM webhooks WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
-		return affectedOne(res, err, "delete webhook", "webhook")
+		if err := affectedOne(res, err, "delete webhook", "webhook"); err != nil {
+			return err
+		}
+		return bumpWebhookGeneration(ctx, tx)
 	})
+}
+
+// bumpWebhookGeneration moves, within tx, the webhook generation that the
+// click pipeline compares with the one its cached subscriptions were read at
+// (WebhookGeneration): every transaction that changes a webhook calls it.
+// On PostgreSQL it locks the one row until tx ends, so webhook changes commit
+// one at a time; they are rare, and take this lock last.
+func bumpWebhookGeneration(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE webhook_generation SET generation = generation + 1 WHERE id = 1`); err != nil {
+		return fmt.Errorf("bump the webhook generation: %w", err)
+	}
+	return nil
+}
+
+// WebhookGeneration returns the webhook generation: a counter that moves with
+// every committed change of a webhook (create, update, delete, disabled
+// after failures). Subscriptions read after it returned g are at least as
+// new as every change that moved it to g.
+func (s *Store) WebhookGeneration(ctx context.Context) (int64, error) {
+	var g int64
+	if err := s.db.QueryRowContext(ctx, `SELECT generation FROM webhook_generation WHERE id = 1`).Scan(&g); err != nil {
+		return 0, fmt.Errorf("read the webhook generation: %w", err)
+	}
+	return g, nil
 }
 
 // ListWebhooks implements webhook.Store: oldest first.
@@ -406,6 +443,9 @@ func (s *Store) RecordAttempt(ctx context.Context, owner, deliveryID string, a w
 		if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET is_active = FALSE,
 			updated_at = CASE WHEN updated_at >= $2 THEN updated_at + 1 ELSE $2 END WHERE id = $1`,
 			webhookID, micros(a.At)); err != nil {
+			return err
+		}
+		if err := bumpWebhookGeneration(ctx, tx); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL,

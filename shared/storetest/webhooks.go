@@ -19,6 +19,7 @@ type WebhookStores interface {
 	webhook.Store
 	EnqueueMessages(ctx context.Context, msgs []webhook.Message) error
 	WebhookEvents(ctx context.Context, workspaceIDs []string) (map[string][]string, error)
+	WebhookGeneration(ctx context.Context) (int64, error)
 }
 
 // NewWebhook returns an active webhook of the workspace on the events. It is not stored.
@@ -109,6 +110,72 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 		}
 		_, err = s.GetWebhook(ctx, ws.ID, w.ID)
 		wantCode(t, err, fault.NotFound, "after delete")
+	})
+
+	t.Run("OKGenerationMovesWithEveryChange", func(t *testing.T) {
+		// The click pipeline reads subscriptions again when the generation
+		// moved: every change of a webhook must move it when it commits.
+		// (Subtests may share a database: others' changes move it too.)
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		gen := func() int64 {
+			t.Helper()
+			g, err := s.WebhookGeneration(ctx)
+			if err != nil {
+				t.Fatalf("webhook generation: %v", err)
+			}
+			return g
+		}
+		moved := func(what string, before int64) int64 {
+			t.Helper()
+			g := gen()
+			if g <= before {
+				t.Fatalf("webhook generation after %s: %d, want more than %d", what, g, before)
+			}
+			return g
+		}
+		g := gen()
+		w := MustCreateWebhook(t, s, NewWebhook(ws.ID, webhook.EventLinkCreated))
+		g = moved("create", g)
+		w.Events, w.UpdatedAt = []string{webhook.EventClick}, at(1)
+		if err := s.UpdateWebhook(ctx, w, base, false); err != nil {
+			t.Fatal(err)
+		}
+		g = moved("an update of its events", g)
+		got, _ := s.GetWebhook(ctx, ws.ID, w.ID)
+		w.IsActive, w.UpdatedAt = false, at(2)
+		if err := s.UpdateWebhook(ctx, w, got.UpdatedAt, false); err != nil {
+			t.Fatal(err)
+		}
+		g = moved("disabling", g)
+		w.IsActive, w.UpdatedAt = true, at(3)
+		if err := s.UpdateWebhook(ctx, w, at(2), true); err != nil {
+			t.Fatal(err)
+		}
+		g = moved("re-enabling", g)
+		// Disabled after consecutive failures.
+		var msgs []webhook.Message
+		for range webhook.MaxConsecutiveFailures {
+			msgs = append(msgs, mustMessage(t, ws.ID, webhook.EventClick))
+		}
+		if err := s.EnqueueMessages(ctx, msgs); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		later := now.Add(time.Hour)
+		for _, c := range claimAll(t, s, ws.ID, "a", now) {
+			if err := s.RecordAttempt(ctx, "a", c.Delivery.ID, webhook.Attempt{At: now, Error: "status 500", Next: &later}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, _ := s.GetWebhook(ctx, ws.ID, w.ID); got.IsActive {
+			t.Fatalf("active after %d failures", got.ConsecutiveFailures)
+		}
+		g = moved("the disabling after failures", g)
+		if err := s.DeleteWebhook(ctx, ws.ID, w.ID); err != nil {
+			t.Fatal(err)
+		}
+		moved("delete", g)
 	})
 
 	t.Run("OKOutboxWithTheChange", func(t *testing.T) {
