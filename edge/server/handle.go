@@ -16,6 +16,7 @@ import (
 	"shortlink.dev/edge/internal/target"
 	"shortlink.dev/edge/internal/visitor"
 	"shortlink.dev/shared/click"
+	"shortlink.dev/shared/clientip"
 	"shortlink.dev/shared/link"
 )
 
@@ -278,18 +279,8 @@ func (e *Edge) secureRequest(ctx *fasthttp.RequestCtx) bool {
 	if strings.EqualFold(e.cfg.ShortURLScheme, "https") || ctx.IsTLS() {
 		return true
 	}
-	proto := ctx.Request.Header.Peek("X-Forwarded-Proto")
-	if !strings.EqualFold(string(proto), "https") {
-		return false
-	}
 	remote, _ := netip.AddrFromSlice(ctx.RemoteIP())
-	remote = remote.Unmap()
-	for _, p := range e.cfg.TrustedProxies {
-		if p.Contains(remote) {
-			return true
-		}
-	}
-	return false
+	return clientip.ForwardedHTTPS(remote, string(ctx.Request.Header.Peek("X-Forwarded-Proto")), e.cfg.TrustedProxies)
 }
 
 func (e *Edge) page(ctx *fasthttp.RequestCtx, status int, body []byte, c counter) {

@@ -37,6 +37,15 @@ func Resolve(remote netip.Addr, xff string, trusted []netip.Prefix) netip.Addr {
 	return client
 }
 
+// ForwardedHTTPS reports whether a proxy says the client came over https:
+// the first value of its X-Forwarded-Proto header (proto) is https, and the
+// connection's remote address is one of the trusted proxies. Anyone else's
+// header is not believed.
+func ForwardedHTTPS(remote netip.Addr, proto string, trusted []netip.Prefix) bool {
+	first, _, _ := strings.Cut(proto, ",")
+	return strings.EqualFold(strings.TrimSpace(first), "https") && isTrusted(remote.Unmap(), trusted)
+}
+
 func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
 	for _, p := range trusted {
 		if p.Contains(a) {

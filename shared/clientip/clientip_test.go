@@ -46,3 +46,24 @@ func TestKey(t *testing.T) {
 		}
 	}
 }
+
+func TestForwardedHTTPS(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	for _, tc := range []struct {
+		remote, proto string
+		want          bool
+	}{
+		{"10.1.2.3", "https", true},
+		{"10.1.2.3", "HTTPS", true},
+		{"10.1.2.3", "https, http", true},
+		{"::ffff:10.1.2.3", "https", true},
+		{"10.1.2.3", "http", false},
+		{"10.1.2.3", "http, https", false},
+		{"10.1.2.3", "", false},
+		{"203.0.113.9", "https", false},
+	} {
+		if got := ForwardedHTTPS(netip.MustParseAddr(tc.remote), tc.proto, trusted); got != tc.want {
+			t.Errorf("ForwardedHTTPS(%s, %q) = %v, want %v", tc.remote, tc.proto, got, tc.want)
+		}
+	}
+}

@@ -12,13 +12,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"shortlink.dev/controlplane/internal/ratelimit"
+	"shortlink.dev/shared/clientip"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/workspace"
 )
@@ -193,19 +193,8 @@ func (d *Dashboard) isHTTPS(r *http.Request) bool {
 	if r.TLS != nil {
 		return true
 	}
-	if !strings.EqualFold(strings.TrimSpace(strings.Split(r.Header.Get("X-Forwarded-Proto"), ",")[0]), "https") {
-		return false
-	}
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return false
-	}
-	for _, p := range d.o.Config.TrustedProxies {
-		if p.Contains(ap.Addr().Unmap()) {
-			return true
-		}
-	}
-	return false
+	return err == nil && clientip.ForwardedHTTPS(ap.Addr(), r.Header.Get("X-Forwarded-Proto"), d.o.Config.TrustedProxies)
 }
 
 // home is the sign-in page, or the first page the signed-in key may see.
