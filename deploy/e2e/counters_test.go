@@ -96,9 +96,11 @@ func TestCountersAfterKill(t *testing.T) {
 	// The stats' gap shows in the metric, counted once, once the pipeline's
 	// bound passed.
 	deadline := time.Now().Add(4*countersLostAfter + 10*time.Second)
+	var found time.Time
 	for {
 		lost := s.clicksLost(t)
 		if lost == float64(count-total) {
+			found = time.Now()
 			break
 		}
 		if time.Now().After(deadline) {
@@ -122,6 +124,13 @@ func TestCountersAfterKill(t *testing.T) {
 	if c := s.getLink(t, w.Key, l.ID).ClickCount; c != limit {
 		t.Errorf("clickLimit %d reached: clickCount %d, want %d", limit, c, limit)
 	}
+
+	// Counted once: the gap stays what it was after the bound passed again.
+	time.Sleep(time.Until(found.Add(countersLostAfter + countersLostAfter/2)))
+	if lost := s.clicksLost(t); lost != float64(count-total) {
+		t.Errorf("shortlink_clicks_lost_total moved from %d to %v after it showed the gap", count-total, lost)
+	}
+	t.Logf("shortlink_clicks_lost_total %d", count-total)
 }
 
 // countersSettled waits until the link's clickCount and totalClicks stayed
