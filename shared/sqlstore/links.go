@@ -21,11 +21,11 @@ const linkColumns = `id, workspace_id, domain, slug, destination_url, title, des
 	is_archived, last_clicked_at, created_by, created_at, updated_at`
 
 // clickLedger is, in a query on links, the clicks that the link's clickLimit
-// ledger ever charged: its shards' use, and what the link parks while it has
-// no limit (see limitShards). It reads the link's shard rows by their primary
-// key: none for a link without a limit.
-const clickLedger = `(links.click_limit_used + COALESCE((SELECT SUM(s.used) FROM link_limit_shards s
-	WHERE s.link_id = links.id), 0))`
+// ledger ever charged: its shards' use while it has a limit, what it parks
+// while it has none (see limitShards). Only a limited link costs a read, of
+// its shard rows by their primary key.
+const clickLedger = `(CASE WHEN links.click_limit IS NULL THEN links.click_limit_used
+	ELSE COALESCE((SELECT SUM(s.used) FROM link_limit_shards s WHERE s.link_id = links.id), 0) END)`
 
 // clickCount is the link's clickCount as the API shows and sorts it: the
 // larger of the analytics pipeline's count and the ledger's. The ledger
