@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"shortlink.dev/analytics/backend"
+	"shortlink.dev/analytics/lost"
 	"shortlink.dev/controlplane/cli"
 	edge "shortlink.dev/edge/server"
 	"shortlink.dev/shared/bus"
@@ -93,6 +94,10 @@ func planes(ctx context.Context, env cli.Env) (*cli.Planes, error) {
 			env.Logger.Error("edge stopped", "err", err)
 		}
 	}()
+	// The clicks a crash lost between a limited link's ledger and the
+	// store, on the API listener's /metrics with the pipeline's other series.
+	lctx, stopLost := context.WithCancel(context.Background())
+	go lost.New(env.Store, cfg.ClicksLostAfter, env.Registry, env.Logger).Run(lctx)
 	return &cli.Planes{
 		Changes: changes,
 		Stats:   clicks,
@@ -100,6 +105,7 @@ func planes(ctx context.Context, env cli.Env) (*cli.Planes, error) {
 		Stop: func(ctx context.Context) error {
 			// Order matters: the edge finishes its requests (their clicks are
 			// in the bus), then the bus stores or sends every buffered click.
+			stopLost()
 			err := e.Shutdown(ctx)
 			err = errors.Join(err, stopBus(ctx))
 			return errors.Join(err, clicks.Close())

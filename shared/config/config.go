@@ -49,6 +49,10 @@ type Config struct {
 	// EdgeCacheLinks is how many compiled links (and absences) an edge keeps
 	// in memory (SHORTLINK_EDGE_CACHE_LINKS).
 	EdgeCacheLinks int
+	// ClicksLostAfter is how long after a limited link's ledger charged a
+	// click the click may still reach the store; later, it counts in
+	// shortlink_clicks_lost_total (SHORTLINK_CLICKS_LOST_AFTER).
+	ClicksLostAfter time.Duration
 }
 
 // DefaultEdgeCacheLinks is SHORTLINK_EDGE_CACHE_LINKS's default: 131,072
@@ -195,6 +199,14 @@ var options = []option{
 			return fmt.Errorf("must be a whole number of links from 1 to %d", maxEdgeCacheLinks)
 		}
 		c.EdgeCacheLinks = n
+		return nil
+	}},
+	{"SHORTLINK_CLICKS_LOST_AFTER", "10m", func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			return fmt.Errorf("must be a duration of at least 1s, like 10m")
+		}
+		c.ClicksLostAfter = d
 		return nil
 	}},
 	{"SHORTLINK_WEBHOOK_ALLOW_PRIVATE", "false", func(c *Config, v string) (err error) {

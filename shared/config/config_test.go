@@ -41,7 +41,7 @@ func TestLoadDefaults(t *testing.T) {
 			workspace.Scale: 3000, workspace.Enterprise: 10000,
 		},
 		WebhookRetries: []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, time.Hour},
-		EdgeCacheLinks: 131072,
+		EdgeCacheLinks: 131072, ClicksLostAfter: 10 * time.Minute,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -92,6 +92,7 @@ func TestNamesMatchContract(t *testing.T) {
 		"SHORTLINK_STRIPE_WEBHOOK_SECRET":  "",
 		"SHORTLINK_STRIPE_PRICES":          "",
 		"SHORTLINK_EDGE_CACHE_LINKS":       "131072",
+		"SHORTLINK_CLICKS_LOST_AFTER":      "10m",
 	}
 	got := map[string]string{}
 	for _, nd := range Names() {
@@ -174,6 +175,8 @@ func TestLoadRejects(t *testing.T) {
 		{"SHORTLINK_WEBHOOK_RETRY_SCHEDULE", "5,30,120,600,3600", nil},
 		{"SHORTLINK_WEBHOOK_ALLOW_PRIVATE", "maybe", nil},
 		{"SHORTLINK_EDGE_CACHE_LINKS", "0", nil},
+		{"SHORTLINK_CLICKS_LOST_AFTER", "500ms", nil},
+		{"SHORTLINK_CLICKS_LOST_AFTER", "ten", nil},
 		{"SHORTLINK_EDGE_CACHE_LINKS", "-5", nil},
 		{"SHORTLINK_EDGE_CACHE_LINKS", "1e6", nil},
 		{"SHORTLINK_EDGE_CACHE_LINKS", "67108865", nil},
@@ -249,6 +252,7 @@ func TestLoadAccepts(t *testing.T) {
 		"SHORTLINK_STRIPE_WEBHOOK_SECRET":  "whsec_x",
 		"SHORTLINK_STRIPE_PRICES":          "price_pro_monthly=price_1Pro, price_scale_annual = price_1Scale",
 		"SHORTLINK_EDGE_CACHE_LINKS":       "1048576",
+		"SHORTLINK_CLICKS_LOST_AFTER":      "3s",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -289,6 +293,7 @@ func TestLoadAccepts(t *testing.T) {
 		StripeWebhookSecret: "whsec_x",
 		StripePrices:        map[string]string{"price_pro_monthly": "price_1Pro", "price_scale_annual": "price_1Scale"},
 		EdgeCacheLinks:      1 << 20,
+		ClicksLostAfter:     3 * time.Second,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("\n got %+v\nwant %+v", c, want)

@@ -29,6 +29,11 @@ import (
 // whose limit is removed (its shards deleted) so that, as before, setting a
 // limit again counts what was used under the old one; it is 0 while the link
 // has shards.
+//
+// The ledger, sum(used) plus the parked use, is also the floor of the link's
+// clickCount (clickCount in links.go): it decided the redirects, and a crash
+// between a charge and the click pipeline loses the click from the stats
+// only.
 const limitShards = 8
 
 // ChargeClick uses up one click of the link's clickLimit. It reports false when

@@ -115,3 +115,68 @@ func (s *Store) LinkCounters(ctx context.Context, linkID string) (LinkCounter, e
 	c.LastClickedAt = timePtr(last)
 	return c, nil
 }
+
+// ClickGap is what the click-limit ledger and the analytics pipeline say of
+// one link with a ledger (a link with a clickLimit, or one whose limit was
+// removed after it charged clicks).
+type ClickGap struct {
+	LinkID string
+	// Ledger is every click the link's clickLimit ever charged.
+	Ledger int64
+	// Count is click_count: the human clicks the pipeline stored.
+	Count int64
+	// Lost is the gap Ledger − Count last found settled (MoveClicksLost).
+	Lost int64
+}
+
+// maxClickGaps bounds the links one ClickGaps call returns.
+const maxClickGaps = 10_000
+
+// ClickGaps returns the links whose ledger and count, read together, are
+// apart by other than their settled gap (clicks_lost): Ledger − Count (0
+// when the count is ahead, as it is for clicks made without a limit) differs
+// from Lost. Clicks on their way through the pipeline make such a gap for a
+// moment; the caller tells those apart from lost ones by reading again once
+// the pipeline's bound has passed. At most maxClickGaps links, those with the
+// smallest ids.
+func (s *Store) ClickGaps(ctx context.Context) ([]ClickGap, error) {
+	const ledger = `(l.click_limit_used + COALESCE(s.used, 0))`
+	rows, err := s.db.QueryContext(ctx, `SELECT l.id, `+ledger+`, l.click_count, l.clicks_lost
+		FROM links l LEFT JOIN (SELECT link_id, CAST(SUM(used) AS BIGINT) AS used FROM link_limit_shards GROUP BY link_id) s
+			ON s.link_id = l.id
+		WHERE (l.click_limit IS NOT NULL OR l.click_limit_used > 0)
+			AND CASE WHEN `+ledger+` > l.click_count THEN `+ledger+` - l.click_count ELSE 0 END <> l.clicks_lost
+		ORDER BY l.id LIMIT $1`, maxClickGaps)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the click ledgers: %w", err)
+	}
+	defer rows.Close()
+	var out []ClickGap
+	for rows.Next() {
+		var g ClickGap
+		if err := rows.Scan(&g.LinkID, &g.Ledger, &g.Count, &g.Lost); err != nil {
+			return nil, fmt.Errorf("cannot read the click ledgers: %w", err)
+		}
+		out = append(out, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("cannot read the click ledgers: %w", err)
+	}
+	return out, nil
+}
+
+// MoveClicksLost sets the link's settled gap (clicks_lost) to to when it is
+// from, and reports whether it did: of several processes that found the same
+// gap, exactly one moves it, and so counts it.
+func (s *Store) MoveClicksLost(ctx context.Context, linkID string, from, to int64) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE links SET clicks_lost = $3 WHERE id = $1 AND clicks_lost = $2`,
+		linkID, from, to)
+	if err != nil {
+		return false, fmt.Errorf("cannot record the clicks lost of link %s: %w", linkID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("cannot record the clicks lost of link %s: %w", linkID, err)
+	}
+	return n == 1, nil
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/link"
 	"shortlink.dev/shared/sqlstore"
 	"shortlink.dev/shared/storetest"
 )
@@ -175,3 +176,81 @@ func wantCounter(t testing.TB, s *sqlstore.Store, linkID string, count int64, la
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// pipelineCounts is the store with the analytics pipeline's count set as the
+// ClickHouse backend sets it, for the ClickCounts suite.
+type pipelineCounts struct{ *sqlstore.Store }
+
+func (s pipelineCounts) SetPipelineCount(ctx context.Context, linkID string, n int64) error {
+	return s.SetLinkCounters(ctx, []sqlstore.LinkCounter{{LinkID: linkID, Count: n}})
+}
+
+// TestClickGaps checks, on both dialects, what the lost-click check reads
+// and writes: the links whose ledger and stored count are apart by other
+// than their settled gap, and the compare-and-set of that gap.
+func TestClickGaps(t *testing.T) {
+	t.Run("SQLite", func(t *testing.T) {
+		testClickGaps(t, mustOpenSQLite(t, filepath.Join(t.TempDir(), "shortlink.db")))
+	})
+	t.Run("Postgres", func(t *testing.T) {
+		testClickGaps(t, mustOpenPostgres(t, mustCreatePostgresDB(t)))
+	})
+}
+
+func testClickGaps(t *testing.T, s *sqlstore.Store) {
+	ctx := context.Background()
+	ws := storetest.MustCreateWorkspace(t, s)
+	newLink := func(slug string, limit int64) *link.Link {
+		l := storetest.NewLink(ws.ID, storetest.UniqueDomain(), slug)
+		if limit > 0 {
+			l.ClickLimit = &limit
+		}
+		return storetest.MustCreateLink(t, s, l, -1)
+	}
+	charge := func(l *link.Link, n int) {
+		for range n {
+			if ok, err := s.ChargeClick(ctx, l.ID); !ok || err != nil {
+				t.Fatalf("charge: %v, %v", ok, err)
+			}
+		}
+	}
+	gaps := func() map[string]sqlstore.ClickGap {
+		t.Helper()
+		list, err := s.ClickGaps(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]sqlstore.ClickGap{}
+		for _, g := range list {
+			out[g.LinkID] = g
+		}
+		return out
+	}
+	apart, even, ahead, free := newLink("apart", 50), newLink("even", 50), newLink("ahead", 50), newLink("free", 0)
+	charge(apart, 7)
+	charge(even, 3)
+	charge(ahead, 2)
+	charge(free, 4) // no ledger
+	mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: apart.ID, Count: 4}, sqlstore.LinkCounter{LinkID: even.ID, Count: 3},
+		sqlstore.LinkCounter{LinkID: ahead.ID, Count: 9}, sqlstore.LinkCounter{LinkID: free.ID, Count: 1})
+	got := gaps()
+	if want := (sqlstore.ClickGap{LinkID: apart.ID, Ledger: 7, Count: 4}); len(got) != 1 || got[apart.ID] != want {
+		t.Fatalf("gaps: got %+v, want only %+v", got, want)
+	}
+	if moved, err := s.MoveClicksLost(ctx, apart.ID, 1, 3); moved || err != nil {
+		t.Fatalf("moved from a gap it is not at: %v, %v", moved, err)
+	}
+	if moved, err := s.MoveClicksLost(ctx, apart.ID, 0, 3); !moved || err != nil {
+		t.Fatalf("move from 0 to 3: %v, %v", moved, err)
+	}
+	if got := gaps(); len(got) != 0 {
+		t.Fatalf("gaps after the gap was settled: %+v", got)
+	}
+	// The limit removed: its use is parked on the link, still a ledger.
+	apart.ClickLimit, apart.UpdatedAt = nil, apart.UpdatedAt.Add(time.Second)
+	storetest.MustUpdateLink(t, s, apart, -1)
+	mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: apart.ID, Count: 5})
+	if want := (sqlstore.ClickGap{LinkID: apart.ID, Ledger: 7, Count: 5, Lost: 3}); gaps()[apart.ID] != want {
+		t.Fatalf("gaps of the link without a limit: got %+v, want %+v", gaps(), want)
+	}
+}

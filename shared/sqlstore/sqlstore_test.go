@@ -38,6 +38,9 @@ func runSuites(t *testing.T, open func(t *testing.T) storetest.ClickLimitStores)
 	stores := func(t *testing.T) storetest.Stores { return open(t) }
 	t.Run("Links", func(t *testing.T) { storetest.Links(t, stores) })
 	t.Run("ClickLimits", func(t *testing.T) { storetest.ClickLimits(t, open) })
+	t.Run("ClickCounts", func(t *testing.T) {
+		storetest.ClickCounts(t, func(t *testing.T) storetest.ClickCountStores { return pipelineCounts{open(t).(*sqlstore.Store)} })
+	})
 	t.Run("Workspaces", func(t *testing.T) { storetest.Workspaces(t, stores) })
 	t.Run("Domains", func(t *testing.T) { storetest.Domains(t, stores) })
 	t.Run("QRCodes", func(t *testing.T) { storetest.QRCodes(t, stores) })

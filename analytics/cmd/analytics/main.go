@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"shortlink.dev/analytics/backend"
+	"shortlink.dev/analytics/lost"
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/kafka"
@@ -69,6 +70,9 @@ func run() error {
 		Name: "shortlink_analytics_batch_duration_seconds", Help: "Time to store one batch of clicks.",
 	})
 	reg.MustRegister(stored, batches)
+	// The clicks a crash lost between a limited link's ledger and the store:
+	// every analytics replica checks, and each gap is counted by one of them.
+	go lost.New(st, cfg.ClicksLostAfter, reg, log).Run(ctx)
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
