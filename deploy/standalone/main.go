@@ -116,6 +116,7 @@ func kafkaBus(ctx context.Context, env cli.Env, clicks backend.Store) (bus.Click
 	}
 	producer, err := kafka.NewProducer(kafka.ProducerOptions{
 		Brokers: brokers, SpoolDir: filepath.Join(env.Config.DataDir, "click-spool"), Logger: env.Logger,
+		MaxSpoolBytes: env.Config.ClickSpoolMaxBytes,
 	})
 	if err != nil {
 		return nil, nil, nil, err

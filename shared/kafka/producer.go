@@ -46,6 +46,8 @@ type Producer struct {
 	wg    sync.WaitGroup
 	// sent encodes the batches of run, replayed those of replay.
 	sent, replayed *records
+	// spoolFail is run's record of the spool's failures, for the log.
+	spoolFail spoolFailure
 }
 
 var _ bus.ClickProducer = (*Producer)(nil)
@@ -138,9 +140,46 @@ func (p *Producer) send(batch []click.Event) {
 		p.log.Warn("Kafka unreachable: spooling clicks to disk until it is back", "err", err)
 		p.down.Store(true)
 	}
-	if err := p.spool.append(batch); err != nil {
-		p.log.Error("spooling clicks failed; clicks lost", "events", len(batch), "err", err)
+	p.spoolBatch(batch)
+}
+
+// spoolFailureLogEvery spaces the log lines of a spool that keeps failing (a
+// full disk fails every batch, five times a second): the first failure is
+// logged at once, then one line this often, with the clicks dropped since.
+const spoolFailureLogEvery = 10 * time.Second
+
+// spoolBatch writes batch to the spool. A spool that cannot take it (at its
+// bound, the disk full or failing) drops it: counted in Dropped (the edge's
+// shortlink_edge_clicks_dropped_total) and logged, while the edge goes on
+// redirecting. Only run calls it.
+func (p *Producer) spoolBatch(batch []click.Event) {
+	err := p.spool.append(batch)
+	f := &p.spoolFail
+	if err == nil {
+		if f.failing {
+			p.log.Info("the click spool takes clicks again", "clicks_dropped_meanwhile", f.dropped)
+			*f = spoolFailure{}
+		}
+		return
 	}
+	f.dropped += int64(len(batch))
+	f.unlogged += int64(len(batch))
+	now := time.Now()
+	if !f.failing || now.Sub(f.logged) >= spoolFailureLogEvery {
+		p.log.Error("the click spool cannot take clicks: they are dropped (counted in shortlink_edge_clicks_dropped_total) until it can",
+			"err", err, "clicks_dropped", f.unlogged, "spool_bytes", p.spool.size())
+		f.logged, f.unlogged = now, 0
+	}
+	f.failing = true
+}
+
+// spoolFailure is the state of a run of failed writes to the spool.
+type spoolFailure struct {
+	failing bool
+	// dropped counts the clicks dropped in this run, unlogged those not
+	// logged yet.
+	dropped, unlogged int64
+	logged            time.Time
 }
 
 // write sends batch to Kafka as the records r makes of it.
