@@ -53,6 +53,11 @@ type Config struct {
 	// (SHORTLINK_CLICK_SPOOL_MAX_BYTES); clicks beyond it are dropped and
 	// counted.
 	ClickSpoolMaxBytes int64
+	// ClickFlushInterval is the longest a click waits in the edge's memory
+	// before it is handed on (SHORTLINK_CLICK_FLUSH_INTERVAL): to Kafka or
+	// the spool, or to the standalone click store. A kill -9 loses about
+	// that much of the clicks.
+	ClickFlushInterval time.Duration
 	// WebhookLease is how long a webhook dispatcher holds a delivery it
 	// claimed (SHORTLINK_WEBHOOK_LEASE): a killed dispatcher's deliveries
 	// are taken over when it ends. Tests shorten it.
@@ -216,6 +221,14 @@ var options = []option{
 			return fmt.Errorf("must be a positive whole number of bytes")
 		}
 		c.ClickSpoolMaxBytes = n
+		return nil
+	}},
+	{"SHORTLINK_CLICK_FLUSH_INTERVAL", "200ms", func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Millisecond || d > time.Minute {
+			return fmt.Errorf("must be a duration from 1ms to 1m, like 200ms")
+		}
+		c.ClickFlushInterval = d
 		return nil
 	}},
 	{"SHORTLINK_WEBHOOK_LEASE", "1m", func(c *Config, v string) error {

@@ -43,6 +43,7 @@ func TestLoadDefaults(t *testing.T) {
 		WebhookRetries:     []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, time.Hour},
 		EdgeCacheLinks:     131072,
 		ClickSpoolMaxBytes: 1 << 30,
+		ClickFlushInterval: 200 * time.Millisecond,
 		WebhookLease:       time.Minute,
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -95,6 +96,7 @@ func TestNamesMatchContract(t *testing.T) {
 		"SHORTLINK_STRIPE_PRICES":          "",
 		"SHORTLINK_EDGE_CACHE_LINKS":       "131072",
 		"SHORTLINK_CLICK_SPOOL_MAX_BYTES":  "1073741824",
+		"SHORTLINK_CLICK_FLUSH_INTERVAL":   "200ms",
 		"SHORTLINK_WEBHOOK_LEASE":          "1m",
 	}
 	got := map[string]string{}
@@ -133,6 +135,8 @@ func TestLoadRejects(t *testing.T) {
 		{"SHORTLINK_ANALYTICS_ADDR", "nope", nil},
 		{"SHORTLINK_CLICK_SPOOL_MAX_BYTES", "0", nil},
 		{"SHORTLINK_CLICK_SPOOL_MAX_BYTES", "1GiB", nil},
+		{"SHORTLINK_CLICK_FLUSH_INTERVAL", "0s", nil},
+		{"SHORTLINK_CLICK_FLUSH_INTERVAL", "2m", nil},
 		{"SHORTLINK_WEBHOOK_LEASE", "0s", nil},
 		{"SHORTLINK_WEBHOOK_LEASE", "soon", nil},
 		{"SHORTLINK_EDGE_ADDR", "localhost", nil},
@@ -258,6 +262,7 @@ func TestLoadAccepts(t *testing.T) {
 		"SHORTLINK_STRIPE_PRICES":          "price_pro_monthly=price_1Pro, price_scale_annual = price_1Scale",
 		"SHORTLINK_EDGE_CACHE_LINKS":       "1048576",
 		"SHORTLINK_CLICK_SPOOL_MAX_BYTES":  "5242880",
+		"SHORTLINK_CLICK_FLUSH_INTERVAL":   "50ms",
 		"SHORTLINK_WEBHOOK_LEASE":          "3s",
 	}))
 	if err != nil {
@@ -300,6 +305,7 @@ func TestLoadAccepts(t *testing.T) {
 		StripePrices:        map[string]string{"price_pro_monthly": "price_1Pro", "price_scale_annual": "price_1Scale"},
 		EdgeCacheLinks:      1 << 20,
 		ClickSpoolMaxBytes:  5 << 20,
+		ClickFlushInterval:  50 * time.Millisecond,
 		WebhookLease:        3 * time.Second,
 	}
 	if !reflect.DeepEqual(c, want) {
