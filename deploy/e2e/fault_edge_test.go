@@ -258,7 +258,10 @@ func TestFaultEdgeKill(t *testing.T) {
 	}
 	base := s.EdgeBase
 	load := startClickLoad(t, func() string { return base }, links, 4, false)
-	load.awaitMore("before the kill", 1500)
+	started := time.Now()
+	load.awaitMore("before the kill", 1000)
+	// Several seconds of clicks: the bound is a small part of them.
+	time.Sleep(time.Until(started.Add(5 * time.Second)))
 	killAt := time.Now()
 	s.Kill(t, role)
 	load.end()
@@ -523,6 +526,9 @@ func TestFaultEdgeWebhookKill(t *testing.T) {
 				t.Errorf("webhook %s: message %s (%s) never delivered; the receiver got %s", p, d.MessageID, d.Status, describeRequests(reqs))
 			case n > 1:
 				doubled += n - 1
+				// At-least-once: an attempt answered before the kill and
+				// not yet recorded is made again.
+				t.Logf("webhook %s: message %s delivered %d times (%s)", p, d.MessageID, n, describeRequests(reqs))
 			}
 		}
 		rc.wantClean(t, p)
