@@ -78,13 +78,14 @@ type metrics struct {
 	latency                                              prometheus.Histogram
 }
 
-// clickCounts is what a click producer may tell about the clicks it was
-// handed (both of the platform's do): how many it dropped in all, and how
-// many bytes of clicks wait in its spool on disk.
+// clickCounts is a click producer that counts the clicks it dropped in all,
+// also those it took and then could not keep (both of the platform's do).
 type clickCounts interface {
 	Dropped() int64
 }
 
+// clickSpool is a click producer with a spool on disk (Kafka's): how many
+// bytes of clicks wait there.
 type clickSpool interface {
 	Spooled() int64
 }

@@ -52,7 +52,8 @@ type Producer struct {
 	sent, replayed *records
 	// spoolFail is run's record of the spool's failures, for the log.
 	spoolFail spoolFailure
-	flush     time.Duration
+	// flush is the longest a click waits in buf for its batch.
+	flush time.Duration
 }
 
 var _ bus.ClickProducer = (*Producer)(nil)
