@@ -121,13 +121,6 @@ func (l *clickLoad) total() int64 {
 	return int64(n)
 }
 
-// of is how many clicks of link i were answered 302.
-func (l *clickLoad) of(i int) int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return int64(len(l.acks[i]))
-}
-
 // since is how many clicks were answered 302 at or after t.
 func (l *clickLoad) since(t time.Time) int64 {
 	l.mu.Lock()
