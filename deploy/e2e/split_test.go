@@ -126,6 +126,10 @@ func TestBrokerOutage(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	awaitMore("during the outage", 500)
+	// What an operator sees of it: the spool's bytes.
+	if b := s.edgeMetric(t, "shortlink_edge_click_spool_bytes"); b <= 0 {
+		t.Errorf("shortlink_edge_click_spool_bytes %v during the outage, want the spool's size", b)
+	}
 	// A minute, as an outage of the brokers that an operator notices and
 	// fixes: the spool grows, and every replay of it fails meanwhile.
 	time.Sleep(time.Until(stopped.Add(brokerOutage)))
@@ -159,6 +163,9 @@ func TestBrokerOutage(t *testing.T) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	if b := s.edgeMetric(t, "shortlink_edge_click_spool_bytes"); b != 0 {
+		t.Errorf("shortlink_edge_click_spool_bytes %v once the spool was replayed, want 0", b)
 	}
 	r := s.Edge(t, "GET", "metrics", nil, nil)
 	for _, line := range strings.Split(string(r.Body), "\n") {
