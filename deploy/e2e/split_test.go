@@ -49,6 +49,9 @@ func TestBrokerOutage(t *testing.T) {
 		maxNanos atomic.Int64
 		wg       sync.WaitGroup
 	)
+	// phase says when a slow redirect came, for the failure message.
+	var phase atomic.Value
+	phase.Store("the start")
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	bad := func(format string, args ...any) {
@@ -87,7 +90,7 @@ func TestBrokerOutage(t *testing.T) {
 					acked[n].Add(1)
 				}
 				if took > slowest {
-					bad("GET %s took %v, over %v", l.Slug, took.Round(time.Millisecond), slowest)
+					bad("GET %s (%s) took %v, over %v, at %s", l.Slug, l.DestinationURL, took.Round(time.Millisecond), slowest, phase.Load())
 				}
 				// A short pause: a burst, not a load test starving the
 				// broker and the consumer of the two cores.
@@ -112,6 +115,7 @@ func TestBrokerOutage(t *testing.T) {
 	awaitMore("before the outage", 300)
 	s.StopBroker(t)
 	stopped, atStop := time.Now(), total()
+	phase.Store("the outage")
 	t.Logf("broker stopped after %d clicks", atStop)
 
 	// The edge keeps answering, and its producer, failing to reach the
@@ -138,6 +142,7 @@ func TestBrokerOutage(t *testing.T) {
 	duringOutage := total() - atStop
 	s.StartBroker(t)
 	restarted := time.Now()
+	phase.Store("the broker's return")
 
 	// Clicks after the restart meet the replay of the spool.
 	awaitMore("after the restart", 300)
