@@ -54,7 +54,7 @@ func planes(ctx context.Context, env cli.Env) (*cli.Planes, error) {
 			return nil, err
 		}
 	} else {
-		m := bus.NewMemory(bus.MemoryOptions{Logger: env.Logger})
+		m := bus.NewMemory(bus.MemoryOptions{Logger: env.Logger, FlushInterval: cfg.ClickFlushInterval})
 		go m.Consume(clicks.WriteClicks)
 		producer, changes, stopBus = m, m, m.Close
 	}
@@ -122,6 +122,7 @@ func kafkaBus(ctx context.Context, env cli.Env, clicks backend.Store) (bus.Click
 	}
 	producer, err := kafka.NewProducer(kafka.ProducerOptions{
 		Brokers: brokers, SpoolDir: filepath.Join(env.Config.DataDir, "click-spool"), Logger: env.Logger,
+		MaxSpoolBytes: env.Config.ClickSpoolMaxBytes, FlushInterval: env.Config.ClickFlushInterval,
 	})
 	if err != nil {
 		return nil, nil, nil, err

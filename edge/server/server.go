@@ -142,7 +142,7 @@ func New(o Options) (*Edge, error) {
 		hasher: visitor.NewHasher(o.Secret), cookie: cookieSigner{key: o.Secret},
 		tries: o.Tries, tryLimits: defaultTryLimits, pwGate: newPasswordGate(o.PasswordMemory),
 		stopPrune: make(chan struct{}),
-		metrics:   newMetrics(o.Registry),
+		metrics:   newMetrics(o.Registry, o.Clicks),
 	}
 	if e.tries == nil {
 		e.tries = newMemTries()

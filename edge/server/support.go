@@ -63,6 +63,12 @@ func (s cookieSigner) valid(ctx *fasthttp.RequestCtx, l *target.Link, now time.T
 	return hmac.Equal([]byte(sig), []byte(s.sign(l, exp)))
 }
 
+// The series of the clicks an edge took and will never deliver.
+const (
+	droppedName = "shortlink_edge_clicks_dropped_total"
+	droppedHelp = "Click events dropped: the producer's memory buffer full, its spool on disk full or failing, or a click too large for a Kafka record."
+)
+
 // metrics are the edge's Prometheus series, resolved once so that counting
 // costs no allocation on the hot path.
 type metrics struct {
@@ -72,7 +78,19 @@ type metrics struct {
 	latency                                              prometheus.Histogram
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+// clickCounts is a click producer that counts the clicks it dropped in all,
+// also those it took and then could not keep (both of the platform's do).
+type clickCounts interface {
+	Dropped() int64
+}
+
+// clickSpool is a click producer with a spool on disk (Kafka's): how many
+// bytes of clicks wait there.
+type clickSpool interface {
+	Spooled() int64
+}
+
+func newMetrics(reg prometheus.Registerer, clicks any) *metrics {
 	outcomes := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shortlink_edge_requests_total",
 		Help: "Edge requests by outcome: redirect, not_found, gone, password, too_many, error.",
@@ -88,7 +106,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		tooMany:     outcomes.WithLabelValues("too_many"),
 		failed:      outcomes.WithLabelValues("error"),
 		bots:        newCounter("shortlink_edge_bot_clicks_total", "Redirects of known bots (not counted as clicks)."),
-		dropped:     newCounter("shortlink_edge_clicks_dropped_total", "Click events dropped because the producer's buffer was full."),
+		dropped:     newCounter(droppedName, droppedHelp),
 		cacheHits:   newCounter("shortlink_edge_cache_hits_total", "Link lookups answered by the cache."),
 		cacheMisses: newCounter("shortlink_edge_cache_misses_total", "Link lookups that read the store."),
 		bioPages:    newCounter("shortlink_edge_gallery_pages_total", "Gallery pages (/bio/{slug}) served."),
@@ -102,6 +120,22 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1},
 		}),
 	}
-	reg.MustRegister(outcomes, m.bots, m.dropped, m.cacheHits, m.cacheMisses, m.bioPages, m.passwordChecks, m.passwordShed, m.latency)
+	reg.MustRegister(outcomes, m.bots, m.cacheHits, m.cacheMisses, m.bioPages, m.passwordChecks, m.passwordShed, m.latency)
+	if c, ok := clicks.(clickCounts); ok {
+		// The producer counts every click it drops, also after it took it
+		// from the edge: a spool at its bound or on a full disk, a click too
+		// large for a record. The edge's own count (Offer refused) is part
+		// of it, so that counter goes unregistered.
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: droppedName, Help: droppedHelp},
+			func() float64 { return float64(c.Dropped()) }))
+	} else {
+		reg.MustRegister(m.dropped)
+	}
+	if c, ok := clicks.(clickSpool); ok {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "shortlink_edge_click_spool_bytes",
+			Help: "Bytes of clicks in the on-disk spool, waiting for Kafka to come back (0 while it takes them).",
+		}, func() float64 { return float64(c.Spooled()) }))
+	}
 	return m
 }

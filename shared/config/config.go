@@ -53,6 +53,19 @@ type Config struct {
 	// click the click may still reach the store; later, it counts in
 	// shortlink_clicks_lost_total (SHORTLINK_CLICKS_LOST_AFTER).
 	ClicksLostAfter time.Duration
+	// ClickSpoolMaxBytes bounds the edge's click spool on disk
+	// (SHORTLINK_CLICK_SPOOL_MAX_BYTES); clicks beyond it are dropped and
+	// counted.
+	ClickSpoolMaxBytes int64
+	// ClickFlushInterval is the longest a click waits in the edge's memory
+	// before it is handed on (SHORTLINK_CLICK_FLUSH_INTERVAL): to Kafka or
+	// the spool, or to the standalone click store. A kill -9 loses about
+	// that much of the clicks.
+	ClickFlushInterval time.Duration
+	// WebhookLease is how long a webhook dispatcher holds a delivery it
+	// claimed (SHORTLINK_WEBHOOK_LEASE): a killed dispatcher's deliveries
+	// are taken over when it ends. Tests shorten it.
+	WebhookLease time.Duration
 }
 
 // DefaultEdgeCacheLinks is SHORTLINK_EDGE_CACHE_LINKS's default: 131,072
@@ -61,6 +74,11 @@ type Config struct {
 // to twice its live heap with Go's default GOGC (1.3 GiB measured with 1M
 // links cached, docs/benchmarks.md).
 const DefaultEdgeCacheLinks = 1 << 17
+
+// DefaultClickSpoolMaxBytes is SHORTLINK_CLICK_SPOOL_MAX_BYTES's default:
+// 1 GiB of clicks on disk, about 8 million clicks of the usual size, hours
+// of a busy edge's clicks while Kafka is away.
+const DefaultClickSpoolMaxBytes = 1 << 30
 
 // maxEdgeCacheLinks bounds SHORTLINK_EDGE_CACHE_LINKS: ristretto keeps 8
 // counters per entry, and 2^26 links is tens of GiB.
@@ -207,6 +225,30 @@ var options = []option{
 			return fmt.Errorf("must be a duration of at least 1s, like 10m")
 		}
 		c.ClicksLostAfter = d
+		return nil
+	}},
+	{"SHORTLINK_CLICK_SPOOL_MAX_BYTES", strconv.Itoa(DefaultClickSpoolMaxBytes), func(c *Config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return fmt.Errorf("must be a positive whole number of bytes")
+		}
+		c.ClickSpoolMaxBytes = n
+		return nil
+	}},
+	{"SHORTLINK_CLICK_FLUSH_INTERVAL", "200ms", func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Millisecond || d > time.Minute {
+			return fmt.Errorf("must be a duration from 1ms to 1m, like 200ms")
+		}
+		c.ClickFlushInterval = d
+		return nil
+	}},
+	{"SHORTLINK_WEBHOOK_LEASE", "1m", func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("must be a positive duration, like 1m")
+		}
+		c.WebhookLease = d
 		return nil
 	}},
 	{"SHORTLINK_WEBHOOK_ALLOW_PRIVATE", "false", func(c *Config, v string) (err error) {

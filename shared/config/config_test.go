@@ -40,8 +40,12 @@ func TestLoadDefaults(t *testing.T) {
 			workspace.Free: 60, workspace.Pro: 300, workspace.Business: 1000,
 			workspace.Scale: 3000, workspace.Enterprise: 10000,
 		},
-		WebhookRetries: []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, time.Hour},
-		EdgeCacheLinks: 131072, ClicksLostAfter: 10 * time.Minute,
+		WebhookRetries:     []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, time.Hour},
+		EdgeCacheLinks:     131072,
+		ClicksLostAfter:    10 * time.Minute,
+		ClickSpoolMaxBytes: 1 << 30,
+		ClickFlushInterval: 200 * time.Millisecond,
+		WebhookLease:       time.Minute,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -93,6 +97,9 @@ func TestNamesMatchContract(t *testing.T) {
 		"SHORTLINK_STRIPE_PRICES":          "",
 		"SHORTLINK_EDGE_CACHE_LINKS":       "131072",
 		"SHORTLINK_CLICKS_LOST_AFTER":      "10m",
+		"SHORTLINK_CLICK_SPOOL_MAX_BYTES":  "1073741824",
+		"SHORTLINK_CLICK_FLUSH_INTERVAL":   "200ms",
+		"SHORTLINK_WEBHOOK_LEASE":          "1m",
 	}
 	got := map[string]string{}
 	for _, nd := range Names() {
@@ -128,6 +135,12 @@ func TestLoadRejects(t *testing.T) {
 		{"SHORTLINK_API_ADDR", "127.0.0.1:-1", nil},
 		{"SHORTLINK_API_ADDR", "127.0.0.1:http", nil},
 		{"SHORTLINK_ANALYTICS_ADDR", "nope", nil},
+		{"SHORTLINK_CLICK_SPOOL_MAX_BYTES", "0", nil},
+		{"SHORTLINK_CLICK_SPOOL_MAX_BYTES", "1GiB", nil},
+		{"SHORTLINK_CLICK_FLUSH_INTERVAL", "0s", nil},
+		{"SHORTLINK_CLICK_FLUSH_INTERVAL", "2m", nil},
+		{"SHORTLINK_WEBHOOK_LEASE", "0s", nil},
+		{"SHORTLINK_WEBHOOK_LEASE", "soon", nil},
 		{"SHORTLINK_EDGE_ADDR", "localhost", nil},
 		{"SHORTLINK_DEFAULT_DOMAIN", "http://x/", nil},
 		{"SHORTLINK_DEFAULT_DOMAIN", "x/y", nil},
@@ -253,6 +266,9 @@ func TestLoadAccepts(t *testing.T) {
 		"SHORTLINK_STRIPE_PRICES":          "price_pro_monthly=price_1Pro, price_scale_annual = price_1Scale",
 		"SHORTLINK_EDGE_CACHE_LINKS":       "1048576",
 		"SHORTLINK_CLICKS_LOST_AFTER":      "3s",
+		"SHORTLINK_CLICK_SPOOL_MAX_BYTES":  "5242880",
+		"SHORTLINK_CLICK_FLUSH_INTERVAL":   "50ms",
+		"SHORTLINK_WEBHOOK_LEASE":          "3s",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -294,6 +310,9 @@ func TestLoadAccepts(t *testing.T) {
 		StripePrices:        map[string]string{"price_pro_monthly": "price_1Pro", "price_scale_annual": "price_1Scale"},
 		EdgeCacheLinks:      1 << 20,
 		ClicksLostAfter:     3 * time.Second,
+		ClickSpoolMaxBytes:  5 << 20,
+		ClickFlushInterval:  50 * time.Millisecond,
+		WebhookLease:        3 * time.Second,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("\n got %+v\nwant %+v", c, want)

@@ -23,6 +23,10 @@ type ProducerOptions struct {
 	Buffer int
 	// MaxSpoolBytes bounds the spool on disk (default 1 GiB).
 	MaxSpoolBytes int64
+	// FlushInterval is the longest a click waits in memory for its batch
+	// (default 200 ms): with the write in flight, it bounds the clicks a
+	// kill -9 of the edge loses.
+	FlushInterval time.Duration
 	Logger        *slog.Logger
 }
 
@@ -46,6 +50,10 @@ type Producer struct {
 	wg    sync.WaitGroup
 	// sent encodes the batches of run, replayed those of replay.
 	sent, replayed *records
+	// spoolFail is run's record of the spool's failures, for the log.
+	spoolFail spoolFailure
+	// flush is the longest a click waits in buf for its batch.
+	flush time.Duration
 }
 
 var _ bus.ClickProducer = (*Producer)(nil)
@@ -58,6 +66,9 @@ func NewProducer(o ProducerOptions) (*Producer, error) {
 	if o.MaxSpoolBytes <= 0 {
 		o.MaxSpoolBytes = 1 << 30
 	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = defaultFlushInterval
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -68,7 +79,7 @@ func NewProducer(o ProducerOptions) (*Producer, error) {
 	p := &Producer{
 		w: writer(o.Brokers, ClicksTopic), hash: &partitionHash{}, buf: bus.NewBuffer(o.Buffer),
 		spool: sp, log: o.Logger, stop: make(chan struct{}),
-		sent: newRecords(), replayed: newRecords(),
+		sent: newRecords(), replayed: newRecords(), flush: o.FlushInterval,
 	}
 	p.w.Balancer = p.hash
 	// Every message is a record of many clicks already, and a write carries
@@ -116,14 +127,14 @@ func (p *Producer) Close(ctx context.Context) error {
 // the wake-ups of kafka-go's goroutines) besides its clicks': batches of
 // thousands of clicks keep that part a small share of a click's cost.
 const (
-	batchSize     = 4000
-	flushInterval = 200 * time.Millisecond
+	batchSize            = 4000
+	defaultFlushInterval = 200 * time.Millisecond
 )
 
 func (p *Producer) run() {
 	defer p.wg.Done()
 	defer close(p.stop)
-	p.buf.Drain(batchSize, flushInterval, p.send)
+	p.buf.Drain(batchSize, p.flush, p.send)
 }
 
 // send writes a batch to Kafka, or to the spool when Kafka is down.
@@ -138,9 +149,46 @@ func (p *Producer) send(batch []click.Event) {
 		p.log.Warn("Kafka unreachable: spooling clicks to disk until it is back", "err", err)
 		p.down.Store(true)
 	}
-	if err := p.spool.append(batch); err != nil {
-		p.log.Error("spooling clicks failed; clicks lost", "events", len(batch), "err", err)
+	p.spoolBatch(batch)
+}
+
+// spoolFailureLogEvery spaces the log lines of a spool that keeps failing (a
+// full disk fails every batch, five times a second): the first failure is
+// logged at once, then one line this often, with the clicks dropped since.
+const spoolFailureLogEvery = 10 * time.Second
+
+// spoolBatch writes batch to the spool. A spool that cannot take it (at its
+// bound, the disk full or failing) drops it: counted in Dropped (the edge's
+// shortlink_edge_clicks_dropped_total) and logged, while the edge goes on
+// redirecting. Only run calls it.
+func (p *Producer) spoolBatch(batch []click.Event) {
+	err := p.spool.append(batch)
+	f := &p.spoolFail
+	if err == nil {
+		if f.failing {
+			p.log.Info("the click spool takes clicks again", "clicks_dropped_meanwhile", f.dropped)
+			*f = spoolFailure{}
+		}
+		return
 	}
+	f.dropped += int64(len(batch))
+	f.unlogged += int64(len(batch))
+	now := time.Now()
+	if !f.failing || now.Sub(f.logged) >= spoolFailureLogEvery {
+		p.log.Error("the click spool cannot take clicks: they are dropped (counted in shortlink_edge_clicks_dropped_total) until it can",
+			"err", err, "clicks_dropped", f.unlogged, "spool_bytes", p.spool.size())
+		f.logged, f.unlogged = now, 0
+	}
+	f.failing = true
+}
+
+// spoolFailure is the state of a run of failed writes to the spool.
+type spoolFailure struct {
+	failing bool
+	// dropped counts the clicks dropped in this run, unlogged those not
+	// logged yet.
+	dropped, unlogged int64
+	logged            time.Time
 }
 
 // write sends batch to Kafka as the records r makes of it.

@@ -103,22 +103,30 @@ func (s *spool) segments() ([]string, error) {
 	return names, nil
 }
 
+// append writes batch to the spool as one segment. When it cannot (the
+// spool at its bound, the disk full or failing) the batch is dropped, counted
+// in dropped, and the error says why: nothing else holds those clicks.
 func (s *spool) append(batch []click.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.bytes >= s.max {
 		s.dropped.Add(int64(len(batch)))
-		return fmt.Errorf("the spool is full (%d bytes)", s.bytes)
+		return fmt.Errorf("the spool is at its bound of %d bytes", s.max)
 	}
 	s.seq++
 	name := fmt.Sprintf("%020d-%06d%s", time.Now().UnixNano(), s.seq, segmentSuffix)
 	tmp := filepath.Join(s.dir, name+".tmp")
 	s.buf = click.AppendRecord(s.buf[:0], batch)
 	if err := writeFile(tmp, s.buf); err != nil {
+		// A full disk (ENOSPC) lands here: the partial file goes, so that
+		// it takes no room from the segments already written.
 		os.Remove(tmp)
+		s.dropped.Add(int64(len(batch)))
 		return err
 	}
 	if err := os.Rename(tmp, filepath.Join(s.dir, name)); err != nil {
+		os.Remove(tmp)
+		s.dropped.Add(int64(len(batch)))
 		return err
 	}
 	s.bytes += int64(len(s.buf))

@@ -52,3 +52,39 @@ func TestSpoolIsPrivate(t *testing.T) {
 	wantMode(t, dir, 0o700)
 	wantMode(t, seg, 0o600)
 }
+
+// TestSpoolCountsWhatItCannotKeep: a batch the spool cannot write, at its
+// bound or on a failing disk, is counted as dropped, so that the clicks the
+// edge took add up: sent + spooled + dropped.
+func TestSpoolCountsWhatItCannotKeep(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "edge", "click-spool")
+	s, err := openSpool(dir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.append(events(3, "lnk_a")); err != nil {
+		t.Fatal(err)
+	}
+	// At its bound (1 byte, passed by the first segment).
+	if err := s.append(events(4, "lnk_a")); err == nil {
+		t.Fatal("a spool at its bound took a batch")
+	}
+	if got := s.dropped.Load(); got != 4 {
+		t.Errorf("dropped %d at the bound, want 4", got)
+	}
+
+	// A disk that fails every write (the folder gone stands for ENOSPC).
+	s, err = openSpool(filepath.Join(t.TempDir(), "edge", "click-spool"), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(s.dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.append(events(5, "lnk_a")); err == nil {
+		t.Fatal("a spool whose folder is gone took a batch")
+	}
+	if got := s.dropped.Load(); got != 5 {
+		t.Errorf("dropped %d on a failing disk, want 5", got)
+	}
+}

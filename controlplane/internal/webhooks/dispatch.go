@@ -188,5 +188,9 @@ func FromConfig(cfg *config.Config, st webhook.Store, log *slog.Logger) (*Dispat
 	if err != nil {
 		return nil, fmt.Errorf("invalid setting SHORTLINK_WEBHOOK_CA_FILE: %w", err)
 	}
-	return NewDispatcher(DispatcherOptions{Store: st, Sender: sender, Schedule: cfg.WebhookRetries, Logger: log}), nil
+	d := NewDispatcher(DispatcherOptions{Store: st, Sender: sender, Schedule: cfg.WebhookRetries, Logger: log})
+	if cfg.WebhookLease > 0 {
+		d.lease = cfg.WebhookLease // SHORTLINK_WEBHOOK_LEASE: tests shorten it
+	}
+	return d, nil
 }

@@ -77,6 +77,7 @@ func run() error {
 	}
 	producer, err := kafka.NewProducer(kafka.ProducerOptions{
 		Brokers: cfg.KafkaBrokers, SpoolDir: filepath.Join(cfg.DataDir, "click-spool"), Logger: log,
+		MaxSpoolBytes: cfg.ClickSpoolMaxBytes, FlushInterval: cfg.ClickFlushInterval,
 	})
 	if err != nil {
 		return err
