@@ -150,7 +150,25 @@ func serve(ctx context.Context, p Program, stdout, stderr io.Writer) error {
 		if planes, err = p.Planes(ctx, Env{Config: cfg, Store: st, Logger: log, Registry: reg}); err != nil {
 			return err
 		}
-		opts.Changes, opts.Stats = planes.Changes, planes.Stats
+		opts.Stats = planes.Stats
+	}
+	if planes.Changes != nil {
+		// One relay per control plane publishes the change outbox: the
+		// changes this process stores (woken after each commit) and, by
+		// polling, those a crashed process or another control plane left.
+		relay := bus.NewRelay(st, planes.Changes, bus.RelayOptions{Logger: log})
+		st.OnChange(relay.Wake)
+		registerBacklog(reg, relay, log)
+		rctx, stopRelay := context.WithCancel(context.Background())
+		relayed := make(chan struct{})
+		go func() {
+			defer close(relayed)
+			relay.Run(rctx)
+		}()
+		// After the API stopped (defers run last in, first out): its last
+		// requests' changes are published, or wait in the outbox.
+		defer func() { stopRelay(); <-relayed }()
+		opts.Relay = relay
 	}
 	stopPlanes := func() {
 		if planes.Stop == nil {
