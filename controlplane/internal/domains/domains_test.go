@@ -32,7 +32,7 @@ type fixture struct {
 	zone *zone
 	now  time.Time
 
-	mu      sync.Mutex
+	mu sync.Mutex
 }
 
 func newFixture(t *testing.T) *fixture {
