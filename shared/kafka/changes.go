@@ -5,9 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	kafkago "github.com/segmentio/kafka-go"
@@ -45,6 +48,13 @@ type Changes struct {
 	acking    bool
 	stopHello chan struct{}
 	helloDone chan struct{}
+
+	// lost is set when the reader had trouble with the topic (the broker
+	// away, records skipped, its place past the topic's end): changes may
+	// have been missed, so the next record read is preceded by a reset.
+	lost atomic.Bool
+	// repositioning is set while the reader is moved to the topic's end.
+	repositioning atomic.Bool
 }
 
 // pending is a published change its publisher waits for.
@@ -240,9 +250,16 @@ func (c *Changes) SubscribeLinkChanges(fn func(bus.LinkChange)) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel, c.done = cancel, make(chan struct{})
-	r := kafkago.NewReader(kafkago.ReaderConfig{
+	var r *kafkago.Reader
+	r = kafkago.NewReader(kafkago.ReaderConfig{
 		Brokers: c.brokers, Topic: ChangesTopic, Partition: 0,
 		MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 100 * time.Millisecond,
+		// kafka-go retries on its own, silently but for this logger: each
+		// of its errors means the topic was out of reach or its records
+		// not where the reader expected them.
+		ErrorLogger: kafkago.LoggerFunc(func(msg string, args ...any) {
+			c.troubled(r, fmt.Sprintf(msg, args...))
+		}),
 	})
 	// The end of the topic now, not when the reader first connects, which
 	// may be after a change published in between.
@@ -277,6 +294,28 @@ func (c *Changes) lastOffset() (int64, error) {
 	return 0, err
 }
 
+// troubled records trouble the reader reported. A reader whose place is
+// past the topic's end (the topic lost its records: a broker without its
+// data, a topic made again) would wait there for ever, missing every
+// change: it is moved to the topic's start, and reads what is there.
+func (c *Changes) troubled(r *kafkago.Reader, msg string) {
+	if !c.lost.Swap(true) {
+		c.log.Warn("lost the link-change topic; the cache is dropped when it is read again", "why", msg)
+	}
+	// kafka-go says so in one of two ways: reading, or connecting again.
+	pastEnd := strings.Contains(msg, "passed the last offset") || strings.Contains(msg, kafkago.OffsetOutOfRange.Error())
+	if pastEnd && c.repositioning.CompareAndSwap(false, true) {
+		// Not from here: this runs in the reader's goroutine, which
+		// SetOffset stops and waits for.
+		go func() {
+			defer c.repositioning.Store(false)
+			if err := r.SetOffset(kafkago.FirstOffset); err != nil {
+				c.log.Error("cannot move the link-change reader to the topic's start", "err", err)
+			}
+		}()
+	}
+}
+
 func (c *Changes) read(ctx context.Context, r *kafkago.Reader) {
 	defer close(c.done)
 	defer r.Close()
@@ -287,8 +326,20 @@ func (c *Changes) read(ctx context.Context, r *kafkago.Reader) {
 				return
 			}
 			c.log.Warn("reading link changes failed", "err", err)
+			c.lost.Store(true)
 			time.Sleep(500 * time.Millisecond)
 			continue
+		}
+		if c.lost.Swap(false) {
+			// Changes may have gone by while the topic was out of reach:
+			// the subscribers forget all they cached.
+			c.log.Info("reading link changes again; dropping what was cached")
+			c.mu.Lock()
+			subs := c.subs
+			c.mu.Unlock()
+			for _, fn := range subs {
+				fn(bus.LinkChange{Kind: bus.KindReset})
+			}
 		}
 		var rec record
 		if err := json.Unmarshal(m.Value, &rec); err != nil {
