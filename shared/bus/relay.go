@@ -54,7 +54,15 @@ type Relay struct {
 	// request's Tracker learning its id); recentOrder bounds them.
 	recent      map[string]struct{}
 	recentOrder []string
+
+	// failing is set while rounds fail, so that an outage is logged when
+	// it starts, every warnEvery while it lasts, and when it ends.
+	failing  bool
+	lastWarn time.Time
 }
+
+// warnEvery spaces the relay's warnings while the bus refuses changes.
+const warnEvery = 30 * time.Second
 
 // maxRecent bounds the ids Relay remembers as published with nobody waiting.
 const maxRecent = 4096
@@ -204,11 +212,19 @@ func (r *Relay) round(ctx context.Context) (int, bool) {
 	}
 	if len(failed) > 0 {
 		ok = false
-		r.o.Logger.Warn("cannot publish link changes; they wait in the outbox and are retried",
-			"changes", len(failed), "err", firstErr)
+		if !r.failing || time.Since(r.lastWarn) >= warnEvery {
+			r.o.Logger.Warn("cannot publish link changes; they wait in the outbox and are retried",
+				"changes", len(failed), "err", firstErr)
+			r.lastWarn = time.Now()
+		}
+		r.failing = true
 		if err := r.out.ReleaseChanges(sctx, r.o.Owner, failed); err != nil {
 			r.o.Logger.Error("cannot release unpublished changes; they are retried when their lease ends", "err", err)
 		}
+	}
+	if len(failed) == 0 && r.failing {
+		r.failing = false
+		r.o.Logger.Info("publishing link changes again")
 	}
 	return len(claimed), ok
 }
