@@ -49,9 +49,10 @@ type Changes struct {
 	stopHello chan struct{}
 	helloDone chan struct{}
 
-	// lost is set when the reader had trouble with the topic (the broker
-	// away, records skipped, its place past the topic's end): changes may
-	// have been missed, so the next record read is preceded by a reset.
+	// lost is set when the reader missed records (kafka-go skipped records
+	// the topic no longer had, or found its place past the topic's end):
+	// changes may have gone by unseen, so the next record read is preceded
+	// by a reset.
 	lost atomic.Bool
 	// repositioning is set while the reader is moved to the topic's end.
 	repositioning atomic.Bool
@@ -254,9 +255,9 @@ func (c *Changes) SubscribeLinkChanges(fn func(bus.LinkChange)) {
 	r = kafkago.NewReader(kafkago.ReaderConfig{
 		Brokers: c.brokers, Topic: ChangesTopic, Partition: 0,
 		MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 100 * time.Millisecond,
-		// kafka-go retries on its own, silently but for this logger: each
-		// of its errors means the topic was out of reach or its records
-		// not where the reader expected them.
+		// kafka-go retries on its own, silently but for this logger, and
+		// goes on from where it was: only the records it says it skipped,
+		// or its place past the topic's end, can hide changes.
 		ErrorLogger: kafkago.LoggerFunc(func(msg string, args ...any) {
 			c.troubled(r, fmt.Sprintf(msg, args...))
 		}),
@@ -294,16 +295,25 @@ func (c *Changes) lastOffset() (int64, error) {
 	return 0, err
 }
 
-// troubled records trouble the reader reported. A reader whose place is
-// past the topic's end (the topic lost its records: a broker without its
-// data, a topic made again) would wait there for ever, missing every
-// change: it is moved to the topic's start, and reads what is there.
+// troubled looks at the trouble the reader reported. A lost connection
+// costs nothing (kafka-go goes on from where it was, so the changes the
+// relay publishes meanwhile or after arrive in order), but records the
+// topic no longer has were skipped, and a reader whose place is past the
+// topic's end (the topic lost its records: a broker back without its data,
+// a topic made again) would wait there for ever, missing every change: it
+// is moved to the topic's start, and reads what is there. Either way the
+// subscribers get a reset.
 func (c *Changes) troubled(r *kafkago.Reader, msg string) {
-	if !c.lost.Swap(true) {
-		c.log.Warn("lost the link-change topic; the cache is dropped when it is read again", "why", msg)
-	}
-	// kafka-go says so in one of two ways: reading, or connecting again.
+	// kafka-go says "past the end" in one of two ways: reading, or
+	// connecting again.
 	pastEnd := strings.Contains(msg, "passed the last offset") || strings.Contains(msg, kafkago.OffsetOutOfRange.Error())
+	skipped := strings.Contains(msg, "skipping from offset")
+	if !pastEnd && !skipped {
+		return
+	}
+	if !c.lost.Swap(true) {
+		c.log.Warn("link changes may have been missed; the cache is dropped when the topic is read again", "why", msg)
+	}
 	if pastEnd && c.repositioning.CompareAndSwap(false, true) {
 		// Not from here: this runs in the reader's goroutine, which
 		// SetOffset stops and waits for.
@@ -326,7 +336,6 @@ func (c *Changes) read(ctx context.Context, r *kafkago.Reader) {
 				return
 			}
 			c.log.Warn("reading link changes failed", "err", err)
-			c.lost.Store(true)
 			time.Sleep(500 * time.Millisecond)
 			continue
 		}
