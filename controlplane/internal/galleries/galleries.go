@@ -140,11 +140,9 @@ func (s *Service) edit(ctx context.Context, ws *workspace.Workspace, galleryID s
 		if !g.UpdatedAt.After(readAt) {
 			g.UpdatedAt = readAt.Add(time.Microsecond)
 		}
-		wctx := changed(ctx, g.Domain, g.Slug)
-		if oldDomain != g.Domain || oldSlug != g.Slug {
-			wctx = changed(ctx, g.Domain, g.Slug, oldDomain, oldSlug)
-		}
-		err = s.Store.UpdateGallery(wctx, g, readAt)
+		// The page at its address before and after (the store stores a
+		// change once when they are the same).
+		err = s.Store.UpdateGallery(changed(ctx, g.Domain, g.Slug, oldDomain, oldSlug), g, readAt)
 		if errors.Is(err, gallery.ErrChanged) && attempt < 10 {
 			continue
 		}
