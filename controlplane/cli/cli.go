@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -46,7 +47,8 @@ type Env struct {
 
 // Planes are the edge and analytics planes running beside the API.
 type Planes struct {
-	// Changes carries link changes from the API to the edges.
+	// Changes carries link changes to the edges: the control plane's relay
+	// publishes on it what the API's writes stored in the change outbox.
 	Changes bus.LinkChanges
 	// Stats answers link statistics.
 	Stats stats.Reader
@@ -150,9 +152,31 @@ func serve(ctx context.Context, p Program, stdout, stderr io.Writer) error {
 		if planes, err = p.Planes(ctx, Env{Config: cfg, Store: st, Logger: log, Registry: reg}); err != nil {
 			return err
 		}
-		opts.Changes, opts.Stats = planes.Changes, planes.Stats
+		opts.Stats = planes.Stats
+	}
+	endRelay := func() {}
+	if planes.Changes != nil {
+		// One relay per control plane publishes the change outbox: the
+		// changes this process stores (woken after each commit) and, by
+		// polling, those a crashed process or another control plane left.
+		relay := bus.NewRelay(st, planes.Changes, bus.RelayOptions{Logger: log})
+		st.OnChange(relay.Wake)
+		registerBacklog(reg, relay, log)
+		rctx, stopRelay := context.WithCancel(context.Background())
+		relayed := make(chan struct{})
+		go func() {
+			defer close(relayed)
+			relay.Run(rctx)
+		}()
+		// Before the planes stop (their bus with them); what is left waits
+		// in the outbox for the next start or another control plane.
+		var once sync.Once
+		endRelay = func() { once.Do(func() { stopRelay(); <-relayed }) }
+		defer endRelay()
+		opts.Relay = relay
 	}
 	stopPlanes := func() {
+		endRelay()
 		if planes.Stop == nil {
 			return
 		}

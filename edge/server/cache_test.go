@@ -62,3 +62,50 @@ func TestLinkCacheSize(t *testing.T) {
 		t.Errorf("a cache of 100 links holds %d", n)
 	}
 }
+
+// TestResetForgetsEveryCachedLink: a reset from the change bus (its reader
+// lost the topic, changes may have gone by unseen) empties the cache: the
+// next request reads the link again.
+func TestResetForgetsEveryCachedLink(t *testing.T) {
+	src := mapSource{}
+	for _, slug := range []string{"a", "b"} {
+		src["localhost:8081/"+slug] = &link.Link{ID: "lnk_" + slug, WorkspaceID: "ws", Domain: "localhost:8081",
+			Slug: slug, DestinationURL: "https://example.com/old-" + slug, Tags: []string{}}
+	}
+	cfg, err := config.Load(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bus.NewMemory(bus.MemoryOptions{})
+	go b.Consume(func(context.Context, []click.Event) error { return nil })
+	t.Cleanup(func() { b.Close(context.Background()) })
+	e, err := New(Options{Config: cfg, Source: src, Clicks: b, Changes: b, Secret: []byte("cache-secret")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, now := context.Background(), time.Now()
+	for _, slug := range []string{"a", "b"} {
+		if _, err := e.lookup(ctx, "localhost:8081", []byte(slug), now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.links.Wait()
+	// Changed where the edge did not hear of it.
+	for _, slug := range []string{"a", "b"} {
+		l := *src["localhost:8081/"+slug]
+		l.ID, l.DestinationURL = "lnk_new_"+slug, "https://example.com/new-"+slug
+		src["localhost:8081/"+slug] = &l
+	}
+	if err := b.PublishLinkChange(ctx, bus.LinkChange{Kind: bus.KindReset}); err != nil {
+		t.Fatal(err)
+	}
+	for _, slug := range []string{"a", "b"} {
+		got, err := e.lookup(ctx, "localhost:8081", []byte(slug), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == nil || got.ID != "lnk_new_"+slug {
+			t.Fatalf("%s after a reset: %+v, want the link read again", slug, got)
+		}
+	}
+}

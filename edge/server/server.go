@@ -181,6 +181,8 @@ func New(o Options) (*Edge, error) {
 				e.EvictGallery(c.Domain, c.Slug)
 			case bus.KindDomain:
 				e.domains.forget(c.Domain)
+			case bus.KindReset:
+				e.EvictAll()
 			default:
 				e.Evict(c.Domain, c.Slug)
 			}
@@ -241,6 +243,20 @@ func (e *Edge) Evict(domain, slug string) {
 	e.loads.Forget(domain + "\x00" + slug)
 	e.links.Del(linkKey([]byte(domain), []byte(slug)))
 	e.links.Wait()
+}
+
+// EvictAll forgets every cached link, page and domain: the link changes
+// may have gone by unseen (the change reader lost the broker's topic).
+func (e *Edge) EvictAll() {
+	e.cacheMu.Lock()
+	defer e.cacheMu.Unlock()
+	if e.cacheClosed {
+		return
+	}
+	e.gen.Add(1) // loads in flight are not cached
+	e.links.Clear()
+	e.bios.Clear()
+	e.domains.clear()
 }
 
 // linkKey hashes domain and slug into the cache key. The cached value carries
@@ -321,6 +337,13 @@ func (d *domainCache) init(def string) {
 }
 
 const domainTTL = time.Minute
+
+// clear forgets every host.
+func (d *domainCache) clear() {
+	d.mu.Lock()
+	clear(d.m)
+	d.mu.Unlock()
+}
 
 // forget drops what the cache knows of the hosts of a domain name (with
 // any port): it was verified or removed.

@@ -46,6 +46,10 @@ const (
 	// KindDomain marks a custom domain verified or removed (Domain only):
 	// edges forget which domain its Host serves.
 	KindDomain = "domain"
+	// KindReset is never published: a subscriber gets it from its own bus
+	// when changes may have gone by unseen (its reader lost the topic for a
+	// while), and forgets everything it cached.
+	KindReset = "reset"
 )
 
 // LinkChanges publishes and delivers link changes.

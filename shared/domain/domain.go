@@ -89,8 +89,10 @@ type Store interface {
 	SetLastError(ctx context.Context, id, message string) error
 	// DeleteDomain removes the workspace's domain and, in the same
 	// transaction, archives the workspace's active links on its name (their
-	// updatedAt set to at) and unpublishes its galleries there. NOT_FOUND
-	// for an unknown domain.
+	// updatedAt set to at) and unpublishes its galleries there; the edges'
+	// changes of all this (each link, each page, the name) go to the change
+	// outbox in that transaction (bus.WithChanges). NOT_FOUND for an
+	// unknown domain.
 	DeleteDomain(ctx context.Context, workspaceID, id string, at time.Time) (*Removal, error)
 	// IsVerifiedDomain reports whether name is a verified domain of any workspace.
 	IsVerifiedDomain(ctx context.Context, name string) (bool, error)

@@ -5,9 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	kafkago "github.com/segmentio/kafka-go"
@@ -45,6 +48,14 @@ type Changes struct {
 	acking    bool
 	stopHello chan struct{}
 	helloDone chan struct{}
+
+	// lost is set when the reader missed records (kafka-go skipped records
+	// the topic no longer had, or found its place past the topic's end):
+	// changes may have gone by unseen, so the next record read is preceded
+	// by a reset.
+	lost atomic.Bool
+	// repositioning is set while the reader is moved to the topic's end.
+	repositioning atomic.Bool
 }
 
 // pending is a published change its publisher waits for.
@@ -240,9 +251,16 @@ func (c *Changes) SubscribeLinkChanges(fn func(bus.LinkChange)) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel, c.done = cancel, make(chan struct{})
-	r := kafkago.NewReader(kafkago.ReaderConfig{
+	var r *kafkago.Reader
+	r = kafkago.NewReader(kafkago.ReaderConfig{
 		Brokers: c.brokers, Topic: ChangesTopic, Partition: 0,
 		MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 100 * time.Millisecond,
+		// kafka-go retries on its own, silently but for this logger, and
+		// goes on from where it was: only the records it says it skipped,
+		// or its place past the topic's end, can hide changes.
+		ErrorLogger: kafkago.LoggerFunc(func(msg string, args ...any) {
+			c.troubled(r, fmt.Sprintf(msg, args...))
+		}),
 	})
 	// The end of the topic now, not when the reader first connects, which
 	// may be after a change published in between.
@@ -277,6 +295,37 @@ func (c *Changes) lastOffset() (int64, error) {
 	return 0, err
 }
 
+// troubled looks at the trouble the reader reported. A lost connection
+// costs nothing (kafka-go goes on from where it was, so the changes the
+// relay publishes meanwhile or after arrive in order), but records the
+// topic no longer has were skipped, and a reader whose place is past the
+// topic's end (the topic lost its records: a broker back without its data,
+// a topic made again) would wait there for ever, missing every change: it
+// is moved to the topic's start, and reads what is there. Either way the
+// subscribers get a reset.
+func (c *Changes) troubled(r *kafkago.Reader, msg string) {
+	// kafka-go says "past the end" in one of two ways: reading, or
+	// connecting again.
+	pastEnd := strings.Contains(msg, "passed the last offset") || strings.Contains(msg, kafkago.OffsetOutOfRange.Error())
+	skipped := strings.Contains(msg, "skipping from offset")
+	if !pastEnd && !skipped {
+		return
+	}
+	if !c.lost.Swap(true) {
+		c.log.Warn("link changes may have been missed; the cache is dropped when the topic is read again", "why", msg)
+	}
+	if pastEnd && c.repositioning.CompareAndSwap(false, true) {
+		// Not from here: this runs in the reader's goroutine, which
+		// SetOffset stops and waits for.
+		go func() {
+			defer c.repositioning.Store(false)
+			if err := r.SetOffset(kafkago.FirstOffset); err != nil {
+				c.log.Error("cannot move the link-change reader to the topic's start", "err", err)
+			}
+		}()
+	}
+}
+
 func (c *Changes) read(ctx context.Context, r *kafkago.Reader) {
 	defer close(c.done)
 	defer r.Close()
@@ -289,6 +338,17 @@ func (c *Changes) read(ctx context.Context, r *kafkago.Reader) {
 			c.log.Warn("reading link changes failed", "err", err)
 			time.Sleep(500 * time.Millisecond)
 			continue
+		}
+		if c.lost.Swap(false) {
+			// Changes may have gone by while the topic was out of reach:
+			// the subscribers forget all they cached.
+			c.log.Info("reading link changes again; dropping what was cached")
+			c.mu.Lock()
+			subs := c.subs
+			c.mu.Unlock()
+			for _, fn := range subs {
+				fn(bus.LinkChange{Kind: bus.KindReset})
+			}
 		}
 		var rec record
 		if err := json.Unmarshal(m.Value, &rec); err != nil {

@@ -22,6 +22,7 @@ import (
 	sqlitedriver "modernc.org/sqlite"  // registers the "sqlite" driver
 
 	sqlite3 "modernc.org/sqlite/lib"
+	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/datadir"
 	"shortlink.dev/shared/migration"
 	"shortlink.dev/shared/webhook"
@@ -46,6 +47,8 @@ type Store struct {
 	Now func() time.Time
 	// onEnqueue is called after a transaction stored webhook deliveries.
 	onEnqueue atomic.Pointer[func()]
+	// onChange is called after a transaction stored link changes (changes.go).
+	onChange changeHook
 }
 
 // Open opens the store named by databaseURL: a postgres:// URL selects
@@ -200,7 +203,8 @@ func (s *Store) lockMigrations(ctx context.Context, tx *sql.Tx) error {
 
 // inTx runs fn in a transaction, committed when fn returns nil. The webhook
 // messages ctx carries (webhook.WithMessages) are stored in the outbox in
-// the same transaction, so that a change and its events commit together.
+// the same transaction, so that a change and its events commit together;
+// so are the link changes it carries (bus.WithChanges, changes.go).
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -218,12 +222,24 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 			return err
 		}
 	}
+	changes, stored := bus.TakeChanges(ctx)
+	var changeIDs []string
+	if len(changes) > 0 {
+		if changeIDs, err = s.writeChanges(ctx, tx, changes); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
 	taken()
 	if enqueued {
 		s.notifyEnqueued()
+	}
+	if len(changeIDs) > 0 {
+		stored(changeIDs)
+		s.notifyChanged()
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/fault"
 )
@@ -146,6 +147,9 @@ func (s *Store) SetLastError(ctx context.Context, id, message string) error {
 // DeleteDomain implements domain.Store.
 func (s *Store) DeleteDomain(ctx context.Context, workspaceID, id string, at time.Time) (*domain.Removal, error) {
 	var r domain.Removal
+	if !bus.AddChanges(ctx) {
+		ctx = bus.WithChanges(ctx)
+	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		d, err := scanDomain(tx.QueryRowContext(ctx, `DELETE FROM domains WHERE id = $1 AND workspace_id = $2
 			RETURNING `+domainColumns, id, workspaceID))
@@ -187,7 +191,22 @@ func (s *Store) DeleteDomain(ctx context.Context, workspaceID, id string, at tim
 			}
 			r.GallerySlugs = append(r.GallerySlugs, slug)
 		}
-		return closeRows(rows)
+		if err := closeRows(rows); err != nil {
+			return err
+		}
+		// The edges forget what the removal changed, through the outbox
+		// (bus.WithChanges): each archived link, each unpublished page, and
+		// which workspace the name's Host serves.
+		changes := make([]bus.LinkChange, 0, len(r.Links)+len(r.GallerySlugs)+1)
+		for _, l := range r.Links {
+			changes = append(changes, bus.LinkChange{LinkID: l.ID, Domain: d.Name, Slug: l.Slug})
+		}
+		for _, slug := range r.GallerySlugs {
+			changes = append(changes, bus.LinkChange{Kind: bus.KindGallery, Domain: d.Name, Slug: slug})
+		}
+		changes = append(changes, bus.LinkChange{Kind: bus.KindDomain, Domain: d.Name})
+		bus.AddChanges(ctx, changes...)
+		return nil
 	})
 	if _, ok := fault.As(err); ok {
 		return nil, err

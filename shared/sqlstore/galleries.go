@@ -30,10 +30,14 @@ func (s *Store) CreateGallery(ctx context.Context, g *gallery.Gallery) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO galleries (`+galleryColumns+`)
+	// A transaction, for the link changes ctx may carry (bus.WithChanges).
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO galleries (`+galleryColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-		g.ID, g.WorkspaceID, g.Domain, g.Slug, nullString(g.Title), nullString(g.Bio), nullString(g.AvatarURL),
-		string(g.Theme), nullString(g.CustomCSS), string(social), g.IsPublished, micros(g.CreatedAt), micros(g.UpdatedAt))
+			g.ID, g.WorkspaceID, g.Domain, g.Slug, nullString(g.Title), nullString(g.Bio), nullString(g.AvatarURL),
+			string(g.Theme), nullString(g.CustomCSS), string(social), g.IsPublished, micros(g.CreatedAt), micros(g.UpdatedAt))
+		return err
+	})
 	return galleryWriteError("create gallery", err)
 }
 
@@ -43,16 +47,28 @@ func (s *Store) UpdateGallery(ctx context.Context, g *gallery.Gallery, readAt ti
 	if err != nil {
 		return err
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE galleries SET domain = $3, slug = $4, title = $5, bio = $6,
+	// A transaction, for the link changes ctx may carry (bus.WithChanges):
+	// they are stored only when the update is.
+	errStale := errors.New("stale")
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE galleries SET domain = $3, slug = $4, title = $5, bio = $6,
 		avatar_url = $7, theme = $8, custom_css = $9, social_links = $10, is_published = $11, updated_at = $12
 		WHERE id = $1 AND workspace_id = $2 AND updated_at = $13`,
-		g.ID, g.WorkspaceID, g.Domain, g.Slug, nullString(g.Title), nullString(g.Bio), nullString(g.AvatarURL),
-		string(g.Theme), nullString(g.CustomCSS), string(social), g.IsPublished, micros(g.UpdatedAt), micros(readAt))
-	if err != nil {
-		return galleryWriteError("update gallery", err)
+			g.ID, g.WorkspaceID, g.Domain, g.Slug, nullString(g.Title), nullString(g.Bio), nullString(g.AvatarURL),
+			string(g.Theme), nullString(g.CustomCSS), string(social), g.IsPublished, micros(g.UpdatedAt), micros(readAt))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		return errStale
+	})
+	if err == nil {
+		return nil
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 1 {
-		return err
+	if !errors.Is(err, errStale) {
+		return galleryWriteError("update gallery", err)
 	}
 	// Gone, or changed since it was read: say which.
 	if _, err := s.GetGallery(ctx, g.WorkspaceID, g.ID); err != nil {

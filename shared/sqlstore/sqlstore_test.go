@@ -48,6 +48,9 @@ func runSuites(t *testing.T, open func(t *testing.T) storetest.ClickLimitStores)
 	t.Run("Webhooks", func(t *testing.T) {
 		storetest.Webhooks(t, func(t *testing.T) storetest.WebhookStores { return open(t).(*sqlstore.Store) })
 	})
+	t.Run("Changes", func(t *testing.T) {
+		storetest.Changes(t, func(t *testing.T) storetest.ChangeStores { return open(t).(*sqlstore.Store) })
+	})
 	t.Run("Billing", func(t *testing.T) {
 		storetest.Billing(t, func(t *testing.T) storetest.BillingStores { return open(t).(*sqlstore.Store) })
 	})

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"shortlink.dev/shared/bus"
@@ -21,10 +20,6 @@ import (
 	"shortlink.dev/shared/workspace"
 )
 
-// publishConcurrency bounds the changes published at once on delete: each
-// may wait for every edge to apply it.
-const publishConcurrency = 8
-
 // Input is the body of POST /domains.
 type Input struct {
 	Name patch.Field[string] `json:"name"`
@@ -36,10 +31,6 @@ type Service struct {
 	Config *config.Config
 	// Resolver looks verification records up.
 	Resolver Resolver
-	// Changed, when set, is told of every change the edges must apply: the
-	// domain's own (Kind bus.KindDomain) on verify and delete, and on delete each
-	// archived link and each unpublished gallery page (Kind gallery).
-	Changed func(ctx context.Context, c bus.LinkChange)
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 }
@@ -138,7 +129,10 @@ func (s *Service) Verify(ctx context.Context, ws *workspace.Workspace, domainID 
 	if err != nil {
 		return nil, fmt.Errorf("%s event: %w", webhook.EventDomainVerified, err)
 	}
-	switch err := s.Store.MarkVerified(webhook.WithMessages(ctx, msg), d.ID, now); {
+	// Edges may have taken the name's Host for the default domain: the
+	// change, stored with the verification, tells them.
+	wctx := bus.WithChanges(webhook.WithMessages(ctx, msg), bus.LinkChange{Kind: bus.KindDomain, Domain: d.Name})
+	switch err := s.Store.MarkVerified(wctx, d.ID, now); {
 	case errors.Is(err, domain.ErrAlreadyVerified):
 		// A concurrent request of the workspace verified it (and sent the event).
 		return s.Store.GetDomain(ctx, ws.ID, d.ID)
@@ -146,49 +140,16 @@ func (s *Service) Verify(ctx context.Context, ws *workspace.Workspace, domainID 
 		return nil, err
 	}
 	d.Verified, d.VerifiedAt, d.LastError = true, &now, nil
-	// Edges may have taken the name's Host for the default domain: tell them.
-	s.publish(ctx, []bus.LinkChange{{Kind: bus.KindDomain, Domain: d.Name}})
 	return d, nil
 }
 
 // Delete removes the workspace's domain. In the same transaction the
-// workspace's links on it are archived and its published galleries there
-// unpublished; then the edges are told to forget each of them, and the name.
+// workspace's links on it are archived, its published galleries there
+// unpublished, and the edges' changes of each of them, and of the name,
+// stored in the change outbox (domain.Store's DeleteDomain).
 func (s *Service) Delete(ctx context.Context, ws *workspace.Workspace, domainID string) error {
-	r, err := s.Store.DeleteDomain(ctx, ws.ID, domainID, s.now())
-	if err != nil {
-		return err
-	}
-	name := r.Domain.Name
-	changes := make([]bus.LinkChange, 0, len(r.Links)+len(r.GallerySlugs)+1)
-	for _, l := range r.Links {
-		changes = append(changes, bus.LinkChange{LinkID: l.ID, Domain: name, Slug: l.Slug})
-	}
-	for _, slug := range r.GallerySlugs {
-		changes = append(changes, bus.LinkChange{Kind: bus.KindGallery, Domain: name, Slug: slug})
-	}
-	changes = append(changes, bus.LinkChange{Kind: bus.KindDomain, Domain: name})
-	s.publish(ctx, changes)
-	return nil
-}
-
-// publish hands the changes to Changed, a few at a time.
-func (s *Service) publish(ctx context.Context, changes []bus.LinkChange) {
-	if s.Changed == nil {
-		return
-	}
-	sem := make(chan struct{}, publishConcurrency)
-	var wg sync.WaitGroup
-	for _, c := range changes {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			s.Changed(ctx, c)
-		}()
-	}
-	wg.Wait()
+	_, err := s.Store.DeleteDomain(ctx, ws.ID, domainID, s.now())
+	return err
 }
 
 func (s *Service) now() time.Time {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/fault"
@@ -26,15 +25,14 @@ import (
 )
 
 // fixture is a service on a fresh SQLite store that asks a test zone, with
-// the changes it publishes recorded.
+// the changes it stores in the change outbox read back.
 type fixture struct {
 	svc  *Service
 	st   *sqlstore.Store
 	zone *zone
 	now  time.Time
 
-	mu      sync.Mutex
-	changes []bus.LinkChange
+	mu sync.Mutex
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -57,23 +55,29 @@ func newFixture(t *testing.T) *fixture {
 	f.svc = New(st, cfg)
 	f.svc.Resolver = &DNSClient{Addr: f.zone.Addr}
 	f.svc.Now = func() time.Time { return f.now }
-	f.svc.Changed = func(_ context.Context, c bus.LinkChange) {
-		f.mu.Lock()
-		f.changes = append(f.changes, c)
-		f.mu.Unlock()
-	}
 	return f
 }
 
-// takeChanges returns the changes published since the last call, sorted.
+// takeChanges returns the changes stored in the change outbox since the
+// last call, sorted, and removes them as a relay would once published.
 func (f *fixture) takeChanges() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]string, len(f.changes))
-	for i, c := range f.changes {
-		out[i] = c.Kind + " " + c.Domain + "/" + c.Slug + " " + c.LinkID
+	ctx := context.Background()
+	now := time.Now()
+	stored, err := f.st.ClaimChanges(ctx, "test", now, now.Add(time.Minute), 10000)
+	if err != nil {
+		panic(err)
 	}
-	f.changes = nil
+	out := make([]string, len(stored))
+	ids := make([]string, len(stored))
+	for i, c := range stored {
+		out[i] = c.Kind + " " + c.Domain + "/" + c.Slug + " " + c.LinkID
+		ids[i] = c.ID
+	}
+	if err := f.st.DeleteChanges(ctx, ids); err != nil {
+		panic(err)
+	}
 	slices.Sort(out)
 	return out
 }

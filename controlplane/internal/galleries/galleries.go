@@ -71,9 +71,6 @@ type Service struct {
 	Config *config.Config
 	// Links makes, updates and archives the short links of link items.
 	Links *links.Service
-	// Changed, when set, is told of every stored change of a gallery's page
-	// (Kind gallery, with its domain and slug): the edges evict it.
-	Changed func(ctx context.Context, c bus.LinkChange)
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 }
@@ -93,11 +90,10 @@ func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, in Input)
 	if err := s.apply(ctx, g, &in, true); err != nil {
 		return nil, err
 	}
-	if err := s.Store.CreateGallery(ctx, g); err != nil {
+	// Edges may cache the page's absence: the change tells them it exists now.
+	if err := s.Store.CreateGallery(changed(ctx, g.Domain, g.Slug), g); err != nil {
 		return nil, err
 	}
-	// Edges may cache the page's absence: tell them it exists now.
-	s.changed(ctx, g.Domain, g.Slug)
 	return g, nil
 }
 
@@ -144,7 +140,9 @@ func (s *Service) edit(ctx context.Context, ws *workspace.Workspace, galleryID s
 		if !g.UpdatedAt.After(readAt) {
 			g.UpdatedAt = readAt.Add(time.Microsecond)
 		}
-		err = s.Store.UpdateGallery(ctx, g, readAt)
+		// The page at its address before and after (the store stores a
+		// change once when they are the same).
+		err = s.Store.UpdateGallery(changed(ctx, g.Domain, g.Slug, oldDomain, oldSlug), g, readAt)
 		if errors.Is(err, gallery.ErrChanged) && attempt < 10 {
 			continue
 		}
@@ -152,10 +150,6 @@ func (s *Service) edit(ctx context.Context, ws *workspace.Workspace, galleryID s
 			return nil, err
 		}
 		break
-	}
-	s.changed(ctx, g.Domain, g.Slug)
-	if oldDomain != g.Domain || oldSlug != g.Slug {
-		s.changed(ctx, oldDomain, oldSlug)
 	}
 	return g, nil
 }
@@ -167,10 +161,9 @@ func (s *Service) Delete(ctx context.Context, ws *workspace.Workspace, galleryID
 	if err != nil {
 		return err
 	}
-	if err := s.Store.DeleteGallery(ctx, ws.ID, galleryID); err != nil {
+	if err := s.Store.DeleteGallery(changed(ctx, g.Domain, g.Slug), ws.ID, galleryID); err != nil {
 		return err
 	}
-	s.changed(ctx, g.Domain, g.Slug)
 	for _, it := range g.Items {
 		if err := s.releaseLink(ctx, ws, it); err != nil {
 			return err
@@ -199,14 +192,13 @@ func (s *Service) AddItem(ctx context.Context, by Actor, galleryID string, in It
 	if err := s.bindLink(ctx, by, g, it, nil); err != nil {
 		return nil, err
 	}
-	if err := s.Store.AddItem(ctx, ws.ID, it); err != nil {
+	if err := s.Store.AddItem(changed(ctx, g.Domain, g.Slug), ws.ID, it); err != nil {
 		// The link made for the item serves nothing now.
 		if rerr := s.releaseLink(ctx, ws, it); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
 		return nil, err
 	}
-	s.changed(ctx, g.Domain, g.Slug)
 	return it, nil
 }
 
@@ -229,10 +221,9 @@ func (s *Service) UpdateItem(ctx context.Context, by Actor, galleryID, itemID st
 		return nil, err
 	}
 	it.UpdatedAt = s.now()
-	if err := s.Store.UpdateItem(ctx, ws.ID, it); err != nil {
+	if err := s.Store.UpdateItem(changed(ctx, g.Domain, g.Slug), ws.ID, it); err != nil {
 		return nil, err
 	}
-	s.changed(ctx, g.Domain, g.Slug)
 	return it, nil
 }
 
@@ -247,10 +238,9 @@ func (s *Service) DeleteItem(ctx context.Context, ws *workspace.Workspace, galle
 	if it == nil {
 		return fault.NotFoundf("gallery item")
 	}
-	if err := s.Store.DeleteItem(ctx, ws.ID, galleryID, itemID); err != nil {
+	if err := s.Store.DeleteItem(changed(ctx, g.Domain, g.Slug), ws.ID, galleryID, itemID); err != nil {
 		return err
 	}
-	s.changed(ctx, g.Domain, g.Slug)
 	return s.releaseLink(ctx, ws, it)
 }
 
@@ -260,15 +250,14 @@ func (s *Service) Reorder(ctx context.Context, ws *workspace.Workspace, galleryI
 	if ids == nil {
 		return nil, fault.Field(fault.Validation, "itemIds", "is required")
 	}
-	if err := s.Store.ReorderItems(ctx, ws.ID, galleryID, ids); err != nil {
-		return nil, err
-	}
 	g, err := s.Store.GetGallery(ctx, ws.ID, galleryID)
 	if err != nil {
 		return nil, err
 	}
-	s.changed(ctx, g.Domain, g.Slug)
-	return g, nil
+	if err := s.Store.ReorderItems(changed(ctx, g.Domain, g.Slug), ws.ID, galleryID, ids); err != nil {
+		return nil, err
+	}
+	return s.Store.GetGallery(ctx, ws.ID, galleryID)
 }
 
 // Public returns the public view of the published gallery with the slug on
@@ -289,24 +278,17 @@ func (s *Service) PageURL(g *gallery.Gallery) string {
 	return gallery.PageURL(s.Config.ShortURLScheme, g.Domain, g.Slug)
 }
 
-// LinkChanged tells the edges that the pages of the galleries whose items
-// go through the link changed: a link item shows its link's address and
-// disappears when the link is archived.
-func (s *Service) LinkChanged(ctx context.Context, linkID string) {
-	pages, err := s.Store.PagesOfLink(ctx, linkID)
-	if err != nil {
-		// The pages expire from the edges' caches on their own.
-		return
+// changed returns ctx carrying the edges' changes of the gallery pages at
+// domainSlugs (domain, slug, domain, slug, …): the store puts them in the
+// change outbox in the write's transaction (bus.WithChanges), and the relay
+// publishes them. The pages that show a link change with the link: the
+// store adds them to the link's own changes.
+func changed(ctx context.Context, domainSlugs ...string) context.Context {
+	cs := make([]bus.LinkChange, 0, len(domainSlugs)/2)
+	for i := 0; i+1 < len(domainSlugs); i += 2 {
+		cs = append(cs, bus.LinkChange{Kind: bus.KindGallery, Domain: domainSlugs[i], Slug: domainSlugs[i+1]})
 	}
-	for _, p := range pages {
-		s.changed(ctx, p.Domain, p.Slug)
-	}
-}
-
-func (s *Service) changed(ctx context.Context, domain, slug string) {
-	if s.Changed != nil {
-		s.Changed(ctx, bus.LinkChange{Kind: bus.KindGallery, Domain: domain, Slug: slug})
-	}
+	return bus.WithChanges(ctx, cs...)
 }
 
 func (s *Service) now() time.Time {

@@ -64,8 +64,17 @@ func mustPostAPI(t testing.TB, o postOptions) *postAPI {
 		s = o.store(st)
 	}
 	changes := &recordedChanges{}
+	relay := bus.NewRelay(st, changes, bus.RelayOptions{})
+	st.OnChange(relay.Wake)
+	ctx, cancel := context.WithCancel(context.Background())
+	relayed := make(chan struct{})
+	go func() {
+		defer close(relayed)
+		relay.Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-relayed })
 	a := &postAPI{
-		API:   New(Options{Config: cfg, Store: s, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Changes: changes}),
+		API:   New(Options{Config: cfg, Store: s, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Relay: relay}),
 		store: st, path: path, changes: changes,
 	}
 	a.ws, a.key = a.newWorkspace(t, workspace.Free, workspace.AllPermissions...)

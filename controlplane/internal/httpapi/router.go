@@ -62,8 +62,11 @@ type Options struct {
 	Registry *prometheus.Registry
 	// Stats answers GET /links/:id/stats and the clicks of /usage.
 	Stats stats.Reader
-	// Changes, when set, carries every link change to the edges' caches.
-	Changes bus.LinkChanges
+	// Relay, when set, publishes the link changes the API's writes store in
+	// the change outbox; a request that stored some answers once the relay
+	// published them (and the edges applied them), or after the relay's
+	// bound (settle.go).
+	Relay *bus.Relay
 	// Dispatcher delivers webhooks; the API makes test attempts with it.
 	Dispatcher *webhooks.Dispatcher
 }
@@ -83,6 +86,7 @@ type API struct {
 	log       *slog.Logger
 	metrics   *metrics
 	reg       *prometheus.Registry
+	relay     *bus.Relay
 	now       func() time.Time
 	router    chi.Router
 	// lastSweep is the Unix second of the last sweep of expired idempotency keys.
@@ -109,27 +113,11 @@ func New(o Options) *API {
 		log:     o.Logger,
 		metrics: newMetrics(o.Registry),
 		reg:     o.Registry,
+		relay:   o.Relay,
 		now:     time.Now,
-	}
-	if o.Changes != nil {
-		a.links.Changed = func(ctx context.Context, c bus.LinkChange) {
-			if err := o.Changes.PublishLinkChange(ctx, c); err != nil {
-				// The change is stored; edges still drop the old entry when it expires.
-				a.log.ErrorContext(ctx, "publishing a link change failed", "link", c.LinkID, "err", err)
-			}
-		}
 	}
 	a.qr = qrcodes.New(o.Store, o.Config)
 	a.galleries = galleries.New(o.Store, o.Config, a.links)
-	a.links.AfterChange = a.galleries.LinkChanged
-	if o.Changes != nil {
-		a.galleries.Changed = func(ctx context.Context, c bus.LinkChange) {
-			if err := o.Changes.PublishLinkChange(ctx, c); err != nil {
-				// The change is stored; edges still drop the old page when it expires.
-				a.log.ErrorContext(ctx, "publishing a gallery change failed", "domain", c.Domain, "slug", c.Slug, "err", err)
-			}
-		}
-	}
 	if o.Dispatcher == nil {
 		// Not running: the API makes test attempts with it, nothing else.
 		var err error
@@ -140,14 +128,6 @@ func New(o Options) *API {
 	a.webhooks = webhooks.New(o.Store, o.Dispatcher.Sender(), o.Dispatcher)
 	a.domains = domains.New(o.Store, o.Config)
 	a.billing = billing.New(o.Config, o.Store, o.Logger)
-	if o.Changes != nil {
-		a.domains.Changed = func(ctx context.Context, c bus.LinkChange) {
-			if err := o.Changes.PublishLinkChange(ctx, c); err != nil {
-				// The change is stored; edges still drop the old entries when they expire.
-				a.log.ErrorContext(ctx, "publishing a domain change failed", "domain", c.Domain, "slug", c.Slug, "err", err)
-			}
-		}
-	}
 	a.router = a.routes()
 	return a
 }
@@ -159,7 +139,7 @@ func (a *API) routes() chi.Router {
 	r := chi.NewRouter()
 	// GetHead answers HEAD on every GET route as GET (net/http sends no body):
 	// the same middleware runs, so auth, rate limits and their headers hold.
-	r.Use(withRequestID, a.metrics.measure, a.accessLog, a.recoverPanics, limitBody, middleware.GetHead)
+	r.Use(withRequestID, a.metrics.measure, a.accessLog, a.settle, a.recoverPanics, limitBody, middleware.GetHead)
 	r.NotFound(notFound(a))
 	r.MethodNotAllowed(methodNotAllowed(a))
 

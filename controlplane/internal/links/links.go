@@ -59,12 +59,6 @@ type Store interface {
 type Service struct {
 	Store  Store
 	Config *config.Config
-	// Changed, when set, is told of every stored change of a link, with the
-	// domain and slug it had before and after (the edges evict both).
-	Changed func(ctx context.Context, c bus.LinkChange)
-	// AfterChange, when set, is told the id of every link stored changed
-	// (the gallery pages that show it are evicted).
-	AfterChange func(ctx context.Context, linkID string)
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 }
@@ -108,7 +102,9 @@ func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, keyID str
 		if err != nil {
 			return nil, err
 		}
-		err = s.Store.CreateLink(wctx, l, s.Config.LinkLimit(ws.Plan))
+		// Edges may cache the slug's absence: the change tells them it
+		// exists now.
+		err = s.Store.CreateLink(changed(wctx, l, l.Domain, l.Slug), l, s.Config.LinkLimit(ws.Plan))
 		// A generated slug that collides is drawn again; 62^7 makes a second
 		// collision practically impossible, so a few tries are plenty.
 		if generated && fault.Is(err, fault.SlugExists) && attempt < 5 {
@@ -117,23 +113,20 @@ func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, keyID str
 		if err != nil {
 			return nil, err
 		}
-		// Edges may cache the slug's absence: tell them it exists now.
-		s.changed(ctx, l, l.Domain, l.Slug)
 		return l, nil
 	}
 }
 
-func (s *Service) changed(ctx context.Context, l *link.Link, oldDomain, oldSlug string) {
-	if s.AfterChange != nil {
-		s.AfterChange(ctx, l.ID)
-	}
-	if s.Changed == nil {
-		return
-	}
-	s.Changed(ctx, bus.LinkChange{LinkID: l.ID, Domain: l.Domain, Slug: l.Slug})
+// changed returns ctx carrying the edges' changes of a write of l, which had
+// oldDomain and oldSlug before it: the store puts them in the change outbox
+// in the write's transaction (bus.WithChanges), with those of the gallery
+// pages that show the link, and the relay publishes them.
+func changed(ctx context.Context, l *link.Link, oldDomain, oldSlug string) context.Context {
+	cs := []bus.LinkChange{{LinkID: l.ID, Domain: l.Domain, Slug: l.Slug}}
 	if oldDomain != l.Domain || oldSlug != l.Slug {
-		s.Changed(ctx, bus.LinkChange{LinkID: l.ID, Domain: oldDomain, Slug: oldSlug})
+		cs = append(cs, bus.LinkChange{LinkID: l.ID, Domain: oldDomain, Slug: oldSlug})
 	}
+	return bus.WithChanges(ctx, cs...)
 }
 
 // Get returns the workspace's link.
@@ -172,10 +165,9 @@ func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, linkID st
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Store.UpdateLink(wctx, l, s.Config.LinkLimit(ws.Plan)); err != nil {
+	if err := s.Store.UpdateLink(changed(wctx, l, oldDomain, oldSlug), l, s.Config.LinkLimit(ws.Plan)); err != nil {
 		return nil, err
 	}
-	s.changed(ctx, l, oldDomain, oldSlug)
 	return l, nil
 }
 
@@ -195,10 +187,9 @@ func (s *Service) Archive(ctx context.Context, ws *workspace.Workspace, linkID s
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Store.UpdateLink(wctx, l, -1); err != nil {
+	if err := s.Store.UpdateLink(changed(wctx, l, l.Domain, l.Slug), l, -1); err != nil {
 		return nil, err
 	}
-	s.changed(ctx, l, l.Domain, l.Slug)
 	return l, nil
 }
 

@@ -1,0 +1,260 @@
+package bus
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// RelayOptions tune a Relay; zero values take the defaults.
+type RelayOptions struct {
+	// Owner names this relay in the outbox's leases (default: random).
+	Owner string
+	// Poll is how often the relay looks for changes nobody woke it for:
+	// those of a process that died before it published them, or of
+	// another control plane (default 1 s).
+	Poll time.Duration
+	// Lease is how long a claimed change is this relay's alone; one that
+	// dies holding changes delays them by at most this (default 15 s).
+	Lease time.Duration
+	// Batch is the most changes claimed at once (default 100), Concurrency
+	// the most published at once (default 16): each may wait for the edges.
+	Batch, Concurrency int
+	// PublishTimeout bounds one attempt to publish a change (default 5 s).
+	PublishTimeout time.Duration
+	// BackoffMin and BackoffMax bound the pause after a round that failed
+	// to publish (defaults 100 ms and 1 s): short, so that changes go out
+	// within a second or two of the broker's return.
+	BackoffMin, BackoffMax time.Duration
+	// Await bounds how long a request waits for its changes (Tracker.Wait;
+	// default 2.5 s: Kafka's echo wait of 2 s and the outbox's round trip).
+	Await  time.Duration
+	Logger *slog.Logger
+}
+
+// Relay publishes the changes of the outbox to the bus and deletes each once
+// published. A change that fails to publish stays in the outbox and is tried
+// again, with a growing pause, until the bus takes it. Several relays (one
+// per control plane) may share an outbox: each change is leased to one at a
+// time, and published at least once.
+type Relay struct {
+	out  Outbox
+	to   LinkChanges
+	o    RelayOptions
+	wake chan struct{}
+
+	mu sync.Mutex
+	// waiting are the trackers waiting for a change, by its id.
+	waiting map[string]*Tracker
+	// recent are ids published before any tracker asked for them (the
+	// relay may take a change in the moment between its commit and the
+	// request's Tracker learning its id); recentOrder bounds them.
+	recent      map[string]struct{}
+	recentOrder []string
+
+	// failing is set while rounds fail, so that an outage is logged when
+	// it starts, every warnEvery while it lasts, and when it ends.
+	failing  bool
+	lastWarn time.Time
+}
+
+// warnEvery spaces the relay's warnings while the bus refuses changes.
+const warnEvery = 30 * time.Second
+
+// maxRecent bounds the ids Relay remembers as published with nobody waiting.
+const maxRecent = 4096
+
+// NewRelay returns a relay from the outbox to the bus; Run runs it.
+func NewRelay(out Outbox, to LinkChanges, o RelayOptions) *Relay {
+	if o.Owner == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		o.Owner = "relay-" + hex.EncodeToString(b[:])
+	}
+	if o.Poll <= 0 {
+		o.Poll = time.Second
+	}
+	if o.Lease <= 0 {
+		o.Lease = 15 * time.Second
+	}
+	if o.Batch <= 0 {
+		o.Batch = 100
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 16
+	}
+	if o.PublishTimeout <= 0 {
+		o.PublishTimeout = 5 * time.Second
+	}
+	if o.BackoffMin <= 0 {
+		o.BackoffMin = 100 * time.Millisecond
+	}
+	if o.BackoffMax < o.BackoffMin {
+		o.BackoffMax = max(time.Second, o.BackoffMin)
+	}
+	if o.Await <= 0 {
+		o.Await = 2500 * time.Millisecond
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Relay{
+		out: out, to: to, o: o, wake: make(chan struct{}, 1),
+		waiting: map[string]*Tracker{}, recent: map[string]struct{}{},
+	}
+}
+
+// Wake tells the relay that changes were stored: the store calls it after
+// every commit that stored some.
+func (r *Relay) Wake() {
+	select {
+	case r.wake <- struct{}{}:
+	default: // a wake-up is pending already
+	}
+}
+
+// Track returns a context whose writes' changes (WithChanges) the returned
+// tracker waits for.
+func (r *Relay) Track(ctx context.Context) (context.Context, *Tracker) {
+	t := &Tracker{r: r, left: map[string]bool{}, changed: make(chan struct{})}
+	return context.WithValue(ctx, trackerKey{}, t), t
+}
+
+// Run publishes until ctx ends; run it once per relay. It starts with a
+// round at once: changes a crashed process left are published at start.
+func (r *Relay) Run(ctx context.Context) {
+	poll := time.NewTicker(r.o.Poll)
+	defer poll.Stop()
+	pause := time.Duration(0)
+	for ctx.Err() == nil {
+		n, ok := r.round(ctx)
+		switch {
+		case !ok:
+			pause = min(max(2*pause, r.o.BackoffMin), r.o.BackoffMax)
+			select {
+			case <-ctx.Done():
+			case <-time.After(pause):
+			}
+			continue
+		case n == r.o.Batch:
+			pause = 0
+			continue // more may wait
+		}
+		pause = 0
+		select {
+		case <-ctx.Done():
+		case <-r.wake:
+		case <-poll.C:
+		}
+	}
+}
+
+// round claims a batch and publishes it. It returns how many changes it
+// claimed, and false when a step failed (the failed changes wait in the
+// outbox for the next round).
+func (r *Relay) round(ctx context.Context) (int, bool) {
+	now := time.Now()
+	claimed, err := r.out.ClaimChanges(ctx, r.o.Owner, now, now.Add(r.o.Lease), r.o.Batch)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.o.Logger.Error("cannot read the change outbox; retrying", "err", err)
+		}
+		return 0, false
+	}
+	if len(claimed) == 0 {
+		return 0, true
+	}
+	var (
+		mu           sync.Mutex
+		done, failed []string
+		firstErr     error
+		wg           sync.WaitGroup
+		sem          = make(chan struct{}, r.o.Concurrency)
+	)
+	for _, c := range claimed {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			pctx, cancel := context.WithTimeout(ctx, r.o.PublishTimeout)
+			err := r.to.PublishLinkChange(pctx, c.LinkChange)
+			cancel()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed = append(failed, c.ID)
+				if firstErr == nil {
+					firstErr = err
+				}
+				return
+			}
+			done = append(done, c.ID)
+		}()
+	}
+	wg.Wait()
+	// The requests waiting for these answer now; the delete may lag: a
+	// change published twice only makes caches forget twice.
+	r.published(done)
+	ok := true
+	// A context of its own: changes published while Run was asked to stop
+	// are deleted all the same.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if len(done) > 0 {
+		if err := r.out.DeleteChanges(sctx, done); err != nil {
+			r.o.Logger.Error("cannot delete published changes; they will be published again", "changes", len(done), "err", err)
+			ok = false
+		}
+	}
+	if len(failed) > 0 {
+		ok = false
+		if !r.failing || time.Since(r.lastWarn) >= warnEvery {
+			r.o.Logger.Warn("cannot publish link changes; they wait in the outbox and are retried",
+				"changes", len(failed), "err", firstErr)
+			r.lastWarn = time.Now()
+		}
+		r.failing = true
+		if err := r.out.ReleaseChanges(sctx, r.o.Owner, failed); err != nil {
+			r.o.Logger.Error("cannot release unpublished changes; they are retried when their lease ends", "err", err)
+		}
+	}
+	if len(failed) == 0 && r.failing {
+		r.failing = false
+		r.o.Logger.Info("publishing link changes again")
+	}
+	return len(claimed), ok
+}
+
+// published tells the trackers waiting for the ids.
+func (r *Relay) published(ids []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, id := range ids {
+		t := r.waiting[id]
+		if t == nil {
+			r.remember(id)
+			continue
+		}
+		delete(r.waiting, id)
+		delete(t.left, id)
+		close(t.changed)
+		t.changed = make(chan struct{})
+	}
+}
+
+// remember keeps id among the recently published, forgetting the oldest.
+func (r *Relay) remember(id string) {
+	if len(r.recentOrder) >= maxRecent {
+		delete(r.recent, r.recentOrder[0])
+		r.recentOrder = r.recentOrder[1:]
+	}
+	r.recent[id] = struct{}{}
+	r.recentOrder = append(r.recentOrder, id)
+}
+
+// Backlog returns what waits in the outbox.
+func (r *Relay) Backlog(ctx context.Context) (Backlog, error) { return r.out.ChangeBacklog(ctx) }

@@ -1,0 +1,212 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// memOutbox is an Outbox in memory, for the relay's tests.
+type memOutbox struct {
+	mu   sync.Mutex
+	n    int
+	rows map[string]*memRow
+}
+
+type memRow struct {
+	StoredChange
+	owner string
+	until time.Time
+}
+
+func newMemOutbox() *memOutbox { return &memOutbox{rows: map[string]*memRow{}} }
+
+// write stores the changes ctx carries, as a store's transaction does.
+func (o *memOutbox) write(ctx context.Context) {
+	changes, stored := TakeChanges(ctx)
+	o.mu.Lock()
+	var ids []string
+	for _, c := range changes {
+		o.n++
+		id := fmt.Sprintf("chg_%06d", o.n)
+		o.rows[id] = &memRow{StoredChange: StoredChange{ID: id, LinkChange: c, CreatedAt: time.Now()}}
+		ids = append(ids, id)
+	}
+	o.mu.Unlock()
+	stored(ids)
+}
+
+func (o *memOutbox) ClaimChanges(_ context.Context, owner string, now, leaseUntil time.Time, n int) ([]StoredChange, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var ids []string
+	for id, r := range o.rows {
+		if r.owner == "" || r.until.Before(now) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	var out []StoredChange
+	for _, id := range ids[:min(n, len(ids))] {
+		r := o.rows[id]
+		r.owner, r.until = owner, leaseUntil
+		out = append(out, r.StoredChange)
+	}
+	return out, nil
+}
+
+func (o *memOutbox) DeleteChanges(_ context.Context, ids []string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, id := range ids {
+		delete(o.rows, id)
+	}
+	return nil
+}
+
+func (o *memOutbox) ReleaseChanges(_ context.Context, owner string, ids []string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, id := range ids {
+		if r := o.rows[id]; r != nil && r.owner == owner {
+			r.owner = ""
+		}
+	}
+	return nil
+}
+
+func (o *memOutbox) ChangeBacklog(context.Context) (Backlog, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var b Backlog
+	for _, r := range o.rows {
+		b.Pending++
+		if b.Oldest.IsZero() || r.CreatedAt.Before(b.Oldest) {
+			b.Oldest = r.CreatedAt
+		}
+	}
+	return b, nil
+}
+
+// flakyBus refuses every change while down, and records those it takes.
+type flakyBus struct {
+	down     atomic.Bool
+	attempts atomic.Int64
+	mu       sync.Mutex
+	got      []LinkChange
+}
+
+func (b *flakyBus) PublishLinkChange(_ context.Context, c LinkChange) error {
+	b.attempts.Add(1)
+	if b.down.Load() {
+		return errors.New("broker away")
+	}
+	b.mu.Lock()
+	b.got = append(b.got, c)
+	b.mu.Unlock()
+	return nil
+}
+
+func (b *flakyBus) SubscribeLinkChanges(func(LinkChange)) {}
+
+func (b *flakyBus) published() []LinkChange {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]LinkChange(nil), b.got...)
+}
+
+func runRelay(t *testing.T, r *Relay) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// A request waits until the relay published its changes, then answers.
+func TestRelayPublishesWhatARequestStoredBeforeItAnswers(t *testing.T) {
+	out, b := newMemOutbox(), &flakyBus{}
+	r := NewRelay(out, b, RelayOptions{Poll: time.Hour})
+	runRelay(t, r)
+	ctx, tr := r.Track(context.Background())
+	want := []LinkChange{{LinkID: "lnk_1", Domain: "sho.rt", Slug: "a"}, {LinkID: "lnk_1", Domain: "sho.rt", Slug: "b"}}
+	out.write(WithChanges(ctx, want...))
+	r.Wake()
+	if !tr.Wait(context.Background()) {
+		t.Fatal("the wait ended before the changes were published")
+	}
+	if got := b.published(); len(got) != 2 {
+		t.Fatalf("published %v when the wait ended, want %v", got, want)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if bl, _ := out.ChangeBacklog(context.Background()); bl.Pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("published changes were not deleted from the outbox")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// With the broker away a request answers after the bound; the changes stay
+// in the outbox and go out, with retries, once it is back.
+func TestRelayRetriesUntilTheBusTakesTheChanges(t *testing.T) {
+	out, b := newMemOutbox(), &flakyBus{}
+	b.down.Store(true)
+	r := NewRelay(out, b, RelayOptions{Poll: time.Hour, Await: 300 * time.Millisecond, BackoffMax: 200 * time.Millisecond})
+	runRelay(t, r)
+	ctx, tr := r.Track(context.Background())
+	change := LinkChange{LinkID: "lnk_1", Domain: "sho.rt", Slug: "a"}
+	out.write(WithChanges(ctx, change))
+	r.Wake()
+	start := time.Now()
+	if tr.Wait(context.Background()) {
+		t.Fatal("the wait reported the change published with the broker away")
+	}
+	if waited := time.Since(start); waited < 250*time.Millisecond || waited > 2*time.Second {
+		t.Errorf("waited %v, want about the bound (300ms)", waited)
+	}
+	time.Sleep(time.Second)
+	if n := b.attempts.Load(); n < 3 {
+		t.Errorf("%d attempts in a second with the broker away: the relay gave up", n)
+	}
+	if bl, _ := out.ChangeBacklog(context.Background()); bl.Pending != 1 {
+		t.Fatalf("backlog %+v, want the change waiting", bl)
+	}
+	b.down.Store(false)
+	back := time.Now()
+	for len(b.published()) == 0 {
+		if time.Since(back) > 2*time.Second {
+			t.Fatal("the change was not published within 2 s of the broker's return")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("published %v after the broker's return", time.Since(back).Round(time.Millisecond))
+}
+
+// Changes nobody woke the relay for (stored by a process that died, or by
+// another control plane) are published by its polling, and at its start.
+func TestRelayPublishesWhatOthersLeft(t *testing.T) {
+	out, b := newMemOutbox(), &flakyBus{}
+	out.write(WithChanges(context.Background(), LinkChange{LinkID: "lnk_0", Domain: "sho.rt", Slug: "left"}))
+	r := NewRelay(out, b, RelayOptions{Poll: 50 * time.Millisecond})
+	runRelay(t, r)
+	out.write(WithChanges(context.Background(), LinkChange{LinkID: "lnk_1", Domain: "sho.rt", Slug: "other"}))
+	deadline := time.Now().Add(2 * time.Second)
+	for len(b.published()) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("published %v; want both changes", b.published())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
