@@ -40,6 +40,12 @@ const (
 	// IdempotencyKeyInUse: an Idempotency-Key whose first request is still
 	// being processed (Stripe answers 409 too); retry after a moment.
 	IdempotencyKeyInUse Code = "IDEMPOTENCY_KEY_IN_USE"
+
+	// Unavailable: a store the request needs cannot be reached (the
+	// database restarting, say); nothing was done, and the same request may
+	// be sent again after Retry-After seconds. The spec names no code for
+	// it; docs/api.md documents this one.
+	Unavailable Code = "SERVICE_UNAVAILABLE"
 )
 
 // statuses maps every code to its HTTP status; a code missing here is a bug and
@@ -62,6 +68,7 @@ var statuses = map[Code]int{
 	RateLimited:       http.StatusTooManyRequests,
 	Internal:          http.StatusInternalServerError,
 	PaymentProcessor:  http.StatusBadGateway,
+	Unavailable:       http.StatusServiceUnavailable,
 
 	// Idempotency-Key conflicts (docs/api.md).
 	IdempotencyKeyReused: http.StatusConflict,

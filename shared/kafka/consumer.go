@@ -10,6 +10,7 @@ import (
 
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/click"
+	"shortlink.dev/shared/crashpoint"
 )
 
 // ConsumerOptions tune the click consumer.
@@ -83,6 +84,10 @@ func (c *Consumer) Run(ctx context.Context, h bus.ClickHandler) error {
 				}
 				rest = rest[n:]
 			}
+			// The fault tests kill the process here: the batch is stored and
+			// its offsets are not committed, so the next member gets it again
+			// and the handler must not count it twice.
+			crashpoint.Here("analytics-after-insert")
 			// Commit with a fresh context: the batch is stored, the commit must
 			// not be lost to the shutdown that ended ctx.
 			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
