@@ -14,9 +14,15 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -286,4 +292,436 @@ func TestFaultEngineAnalyticsCrash(t *testing.T) {
 		"clickCount %d, totalClicks %d: lost %d, counted twice %d; counters complete %v after the load ended",
 		redirected, crashed, clickCount, total,
 		max(0, redirected-min(clickCount, total)), max(0, max(clickCount, total)-redirected), took.Round(time.Millisecond))
+}
+
+// privatePostgres is a PostgreSQL cluster of one test (initdb and postgres
+// from the machine's installation, on a free port, its files in a folder of
+// its own), which the test may stop and start again. The machine's server
+// serves every other test and must not be touched.
+type privatePostgres struct {
+	bin, dir, port string
+	// cred runs the server as the user "postgres" when the tests run as
+	// root, which PostgreSQL refuses.
+	cred *syscall.Credential
+
+	mu  sync.Mutex
+	cmd *exec.Cmd
+	// exited is closed when cmd has exited.
+	exited chan struct{}
+}
+
+// startPrivatePostgres makes a cluster in a fresh folder and starts it; it
+// is stopped and removed when t ends (after the servers started later,
+// which stop first). Without PostgreSQL's binaries the test is skipped, or
+// fails under SHORTLINK_REQUIRE_INTEGRATION=1.
+func startPrivatePostgres(t *testing.T) *privatePostgres {
+	t.Helper()
+	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
+	if len(bins) == 0 {
+		if os.Getenv(requireIntegrationEnv) == "1" {
+			t.Fatal("no PostgreSQL server binaries in /usr/lib/postgresql/*/bin")
+		}
+		t.Skip("no PostgreSQL server binaries in /usr/lib/postgresql/*/bin")
+	}
+	slices.Sort(bins)
+	p := &privatePostgres{bin: filepath.Dir(bins[len(bins)-1])}
+	// Not t.TempDir(): its parent is the test's, which only root may enter.
+	dir, err := os.MkdirTemp("", "shortlink-e2e-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.dir = dir
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			t.Fatalf("PostgreSQL does not run as root, and there is no user postgres: %v", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		p.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		if err := os.Chown(dir, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	initdb := exec.Command(filepath.Join(p.bin, "initdb"), "-D", filepath.Join(dir, "data"),
+		"-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
+	initdb.Env = append(baseEnv(), "LC_ALL=C")
+	if out, err := initdb.CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	p.port = freePort(t)
+	p.Start(t)
+	t.Cleanup(func() { p.stop(syscall.SIGINT) })
+	return p
+}
+
+// URL is the URL of the cluster's database "postgres", for SHORTLINK_DATABASE_URL.
+func (p *privatePostgres) URL() string {
+	return "postgres://postgres@127.0.0.1:" + p.port + "/postgres?sslmode=disable"
+}
+
+// Start starts the server on its folder and port and waits until it takes
+// connections.
+func (p *privatePostgres) Start(t *testing.T) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd != nil {
+		t.Fatal("PostgreSQL runs already")
+	}
+	cmd := exec.Command(filepath.Join(p.bin, "postgres"), "-D", filepath.Join(p.dir, "data"),
+		"-p", p.port, "-k", p.dir, "-c", "listen_addresses=127.0.0.1", "-c", "shared_buffers=16MB",
+		"-c", "max_connections=200")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred, Pdeathsig: syscall.SIGKILL}
+	cmd.Env = append(baseEnv(), "LC_ALL=C")
+	log, err := os.OpenFile(filepath.Join(p.dir, "postgres.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start PostgreSQL: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait() //nolint:errcheck // an immediate shutdown exits non-zero
+		close(exited)
+	}()
+	p.cmd, p.exited = cmd, exited
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ready := exec.Command(filepath.Join(p.bin, "pg_isready"), "-q", "-h", "127.0.0.1", "-p", p.port)
+		if ready.Run() == nil {
+			return
+		}
+		select {
+		case <-exited:
+			b, _ := os.ReadFile(filepath.Join(p.dir, "postgres.log"))
+			t.Fatalf("PostgreSQL exited before it took connections:\n%s", tail(string(b), 4000))
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("PostgreSQL took no connections within 60 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Crash stops the server at once, as a crash would: an immediate shutdown
+// (SIGQUIT), which ends every session without a goodbye and has the next
+// start recover from the log. (A SIGKILL of the postmaster would leave its
+// backends holding the shared memory, and the next start would refuse.)
+func (p *privatePostgres) Crash(t *testing.T) {
+	t.Helper()
+	if !p.stop(syscall.SIGQUIT) {
+		t.Fatal("PostgreSQL is not running")
+	}
+}
+
+// stop signals the server and waits until it is gone; it reports whether
+// it was running.
+func (p *privatePostgres) stop(sig syscall.Signal) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return false
+	}
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+	p.cmd = nil
+	return true
+}
+
+// apiLoad writes links through the API from several goroutines until
+// stopped, single creations and bulk ones with slugs of its own, and keeps
+// every answer: which slugs the API said it created, which it refused, and
+// every answer that a database outage must never produce (a 500, a hang).
+type apiLoad struct {
+	tg   *Target
+	key  string
+	stop chan struct{}
+	wg   sync.WaitGroup
+
+	mu sync.Mutex
+	// created and refused are the slugs answered created, and answered
+	// with an error (or no answer).
+	created, refused map[string]bool
+	// statuses counts the answers by status (0: no answer).
+	statuses map[int]int
+	// problems are the answers that break the rules; slowest is the
+	// longest an answer took.
+	problems []string
+	slowest  time.Duration
+	// lastFailure and firstSuccessAfter tell when writes stopped failing.
+	lastFailure time.Time
+}
+
+// apiAnswerBound bounds how long any answer may take while the database is
+// away: the API must say 503 rather than hold the request.
+const apiAnswerBound = 15 * time.Second
+
+// startAPILoad starts workers writing links of the workspace key.
+func startAPILoad(t *testing.T, tg *Target, key string, workers int) *apiLoad {
+	l := &apiLoad{tg: tg, key: key, stop: make(chan struct{}), created: map[string]bool{}, refused: map[string]bool{},
+		statuses: map[int]int{}}
+	client := &http.Client{Timeout: apiAnswerBound}
+	h := http.Header{"Authorization": {"Bearer " + key}}
+	for wk := range workers {
+		l.wg.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				var slugs []string
+				var body any
+				path := "/links"
+				if n%3 == 2 {
+					path = "/links/bulk"
+					var items []obj
+					for i := range 5 {
+						slug := fmt.Sprintf("pgb-%d-%d-%d", wk, n, i)
+						slugs = append(slugs, slug)
+						items = append(items, obj{"destinationUrl": "https://example.com/" + slug, "slug": slug})
+					}
+					body = items
+				} else {
+					slug := fmt.Sprintf("pg-%d-%d", wk, n)
+					slugs = []string{slug}
+					body = obj{"destinationUrl": "https://example.com/" + slug, "slug": slug}
+				}
+				start := time.Now()
+				r, err := do(client, "POST", tg.APIBase+path, h, body)
+				l.record(t, path, slugs, r, err, time.Since(start))
+				if r == nil || r.Status >= 500 {
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+		})
+	}
+	return l
+}
+
+// record files one answer.
+func (l *apiLoad) record(t *testing.T, path string, slugs []string, r *Response, err error, took time.Duration) {
+	if r != nil {
+		checkContract(t, l.tg, r)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.slowest = max(l.slowest, took)
+	if err != nil {
+		l.statuses[0]++
+		l.problems = append(l.problems, fmt.Sprintf("POST %s: no answer within %v: %v", path, apiAnswerBound, err))
+		for _, s := range slugs {
+			l.refused[s] = true
+		}
+		l.lastFailure = time.Now()
+		return
+	}
+	l.statuses[r.Status]++
+	switch {
+	case r.Status == http.StatusCreated && path == "/links":
+		l.created[slugs[0]] = true
+	case r.Status == http.StatusOK && path == "/links/bulk":
+		var items []struct {
+			Success bool      `json:"success"`
+			Error   ErrorBody `json:"error"`
+		}
+		if err := json.Unmarshal(r.members["data"], &items); err != nil || len(items) != len(slugs) {
+			l.problems = append(l.problems, fmt.Sprintf("%s: not %d items", r, len(slugs)))
+			return
+		}
+		for i, it := range items {
+			if it.Success {
+				l.created[slugs[i]] = true
+				continue
+			}
+			l.refused[slugs[i]] = true
+			l.lastFailure = time.Now()
+			if it.Error.Code != "SERVICE_UNAVAILABLE" {
+				l.problems = append(l.problems, fmt.Sprintf("%s: item %d failed with %s, want SERVICE_UNAVAILABLE", r, i, it.Error.Code))
+			}
+		}
+	case r.Status == http.StatusServiceUnavailable:
+		for _, s := range slugs {
+			l.refused[s] = true
+		}
+		l.lastFailure = time.Now()
+		var env struct {
+			Success *bool     `json:"success"`
+			Error   ErrorBody `json:"error"`
+		}
+		if json.Unmarshal(r.Body, &env) != nil || env.Success == nil || *env.Success || env.Error.Code != "SERVICE_UNAVAILABLE" {
+			l.problems = append(l.problems, fmt.Sprintf("%s: want the error envelope with SERVICE_UNAVAILABLE", r))
+		}
+		if ra, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || ra < 1 {
+			l.problems = append(l.problems, fmt.Sprintf("%s: Retry-After %q, want seconds", r, r.Header.Get("Retry-After")))
+		}
+	default:
+		for _, s := range slugs {
+			l.refused[s] = true
+		}
+		l.lastFailure = time.Now()
+		l.problems = append(l.problems, fmt.Sprintf("%s: want 2xx, or 503 while the database is away", r))
+	}
+}
+
+// Stop stops the writers.
+func (l *apiLoad) Stop() {
+	close(l.stop)
+	l.wg.Wait()
+}
+
+// allLinks lists every link of the workspace, page by page.
+func (tg *Target) allLinks(t *testing.T, key string) []Link {
+	t.Helper()
+	var all []Link
+	for page := 1; ; page++ {
+		links, meta := tg.listLinks(t, key, fmt.Sprintf("?perPage=100&page=%d", page))
+		all = append(all, links...)
+		if !meta.HasMore {
+			return all
+		}
+	}
+}
+
+// TestFaultEnginePostgresRestart crashes PostgreSQL (an immediate shutdown)
+// for ten seconds while the API creates links, alone and in bulk, on a
+// workspace whose webhook takes link.created, and the edge redirects a
+// link it has cached. While the database is away the API answers 503
+// SERVICE_UNAVAILABLE with Retry-After, never a 500 nor a hang, /readyz
+// says not ready and the edge keeps redirecting; once it is back the API
+// recovers by itself. Nothing is half-written: every link answered created
+// exists, and every link that exists has its link.created message, as no
+// message names a link that does not.
+func TestFaultEnginePostgresRestart(t *testing.T) {
+	needSplit(t)
+	t.Parallel()
+	pg := startPrivatePostgres(t)
+	rc := newHookReceiver(t)
+	s := startServer(t, t.TempDir(), append([]string{"SHORTLINK_BOOTSTRAP_API_KEY=" + randomKey(),
+		// The test's settings come after the engines' in the environment, and the last wins.
+		"SHORTLINK_DATABASE_URL=" + pg.URL()}, rc.settings(fastRetries)...)...)
+	w := s.NewWorkspace(t, "enterprise")
+	const hookPath = "faultEngine/postgres"
+	h := s.createWebhook(t, w.Key, obj{"name": "outage", "url": rc.route(t, hookPath, always(http.StatusOK)),
+		"events": []string{"link.created"}})
+	rc.setSecret(hookPath, h.Secret)
+	cached := s.createLink(t, w.Key, obj{"destinationUrl": "https://example.com/fault/postgres/cached"})
+	wantRedirect(t, s.Edge(t, "GET", cached.Slug, nil, nil), cached.DestinationURL)
+
+	clicks := startClicks(s.Target, cached.Slug, 2)
+	load := startAPILoad(t, s.Target, w.Key, 3)
+	time.Sleep(2 * time.Second)
+	pg.Crash(t)
+	crashed := time.Now()
+	// The readiness probe sees the outage within its 2 s ping.
+	time.Sleep(time.Second)
+	if r := s.Request(t, "GET", s.Origin()+"/readyz", nil, nil); r.Status != http.StatusServiceUnavailable {
+		t.Errorf("GET /readyz with the database away: %s, want 503", r)
+	}
+	const outage = 10 * time.Second
+	time.Sleep(outage - time.Since(crashed))
+	pg.Start(t)
+	restarted := time.Now()
+
+	// Recovered: a write succeeds, by the load's own clock.
+	deadline := restarted.Add(60 * time.Second)
+	var recovered time.Duration
+	for recovered == 0 {
+		load.mu.Lock()
+		lastFailure := load.lastFailure
+		load.mu.Unlock()
+		if time.Since(lastFailure) > 2*time.Second && !lastFailure.Before(crashed) {
+			recovered = max(0, lastFailure.Sub(restarted))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the API still failed writes %v after PostgreSQL came back", time.Since(restarted).Round(time.Second))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	load.Stop()
+	redirected, notRedirected := clicks.Stop()
+	if notRedirected > 0 {
+		t.Errorf("%d clicks on a cached link were not redirected while PostgreSQL was away", notRedirected)
+	}
+	if r := s.Request(t, "GET", s.Origin()+"/readyz", nil, nil); r.Status != http.StatusOK {
+		t.Errorf("GET /readyz after the database came back: %s, want 200", r)
+	}
+	for _, p := range load.problems {
+		t.Error(p)
+	}
+	if load.statuses[http.StatusServiceUnavailable] == 0 && len(load.refused) == 0 {
+		t.Error("no write was refused while PostgreSQL was away: the load did not meet the outage")
+	}
+
+	// Nothing half-written.
+	links := s.allLinks(t, w.Key)
+	exists := map[string]string{} // slug → id
+	for _, l := range links {
+		exists[l.Slug] = l.ID
+	}
+	var lost, ambiguous int
+	for slug := range load.created {
+		if _, ok := exists[slug]; !ok {
+			lost++
+			t.Errorf("link %s was answered created but does not exist", slug)
+		}
+	}
+	for slug := range exists {
+		if !load.created[slug] && load.refused[slug] {
+			// The connection broke during the commit: the API could not know.
+			ambiguous++
+		}
+	}
+	ids := map[string]bool{}
+	for _, id := range exists {
+		ids[id] = true
+	}
+	rc.await(t, hookPath, "a link.created message for every link", splitPipelineWait, func(reqs []hookRequest) bool {
+		got := map[string]bool{}
+		for _, r := range reqs {
+			if r.Event == "link.created" && r.Answered == http.StatusOK {
+				got[createdLinkID(r)] = true
+			}
+		}
+		for id := range ids {
+			if !got[id] {
+				return false
+			}
+		}
+		return true
+	})
+	for _, r := range rc.requests(hookPath) {
+		if id := createdLinkID(r); r.Event == "link.created" && !ids[id] {
+			t.Errorf("a link.created message names link %q, which does not exist", id)
+		}
+	}
+	t.Logf("PostgreSQL crash for %v under API load: answers by status %v (slowest %v); %d links created, "+
+		"%d refused, %d answered created and missing, %d refused but committed (the connection broke in the commit); "+
+		"writes succeed again %v after PostgreSQL was back; the edge redirected %d clicks of a cached link, %d not",
+		outage, load.statuses, load.slowest.Round(time.Millisecond), len(load.created), len(load.refused), lost,
+		ambiguous, recovered.Round(time.Millisecond), redirected, notRedirected)
+}
+
+// createdLinkID is data.id of a link.created message.
+func createdLinkID(r hookRequest) string {
+	var p struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(r.Body, &p)
+	return p.Data.ID
 }
