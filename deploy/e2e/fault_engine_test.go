@@ -297,6 +297,15 @@ func TestFaultEngineAnalyticsCrash(t *testing.T) {
 	time.Sleep(time.Second)
 	s.Dead(t, Analytics, splitPipelineWait)
 	crashed := load.redirected.Load()
+	// The batch it died on was stored, counters included: it is those
+	// clicks that come again.
+	storedBeforeDeath, _, err := s.linkCounters(w.Key, l.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if storedBeforeDeath == 0 {
+		t.Fatal("the analytics consumer died before its first batch was stored: the crash point is not after the insert")
+	}
 	s.Relaunch(t, Analytics)
 	time.Sleep(time.Second)
 	redirected, failed := load.Stop()
@@ -305,9 +314,10 @@ func TestFaultEngineAnalyticsCrash(t *testing.T) {
 	}
 
 	clickCount, total, took := s.settleClicks(t, w.Key, l.ID, redirected, splitPipelineWait)
-	t.Logf("analytics kill -9 between insert and offset commit: %d clicks redirected (%d when it died); "+
+	t.Logf("analytics kill -9 between insert and offset commit: %d clicks redirected (%d when it died, "+
+		"%d of them stored in the batch it died on, uncommitted); "+
 		"clickCount %d, totalClicks %d: lost %d, counted twice %d; counters complete %v after the load ended",
-		redirected, crashed, clickCount, total,
+		redirected, crashed, storedBeforeDeath, clickCount, total,
 		max(0, redirected-min(clickCount, total)), max(0, max(clickCount, total)-redirected), took.Round(time.Millisecond))
 }
 
@@ -701,6 +711,9 @@ func TestFaultEnginePostgresRestart(t *testing.T) {
 		s.createLink(t, w.Key, obj{"destinationUrl": fmt.Sprintf("https://example.com/fault/postgres/after/%d", i)})
 	}
 
+	// The click counters live in PostgreSQL: they catch up, each click once.
+	clickCount, total, clicksTook := s.settleClicks(t, w.Key, cached.ID, redirected+1, splitPipelineWait)
+
 	// Nothing half-written.
 	links := s.allLinks(t, w.Key)
 	exists := map[string]string{} // slug → id
@@ -745,9 +758,11 @@ func TestFaultEnginePostgresRestart(t *testing.T) {
 	}
 	t.Logf("PostgreSQL crash for %v under API load: answers by status %v (slowest %v); %d links created, "+
 		"%d refused, %d answered created and missing, %d refused but committed (the connection broke in the commit); "+
-		"the first write succeeded %v after PostgreSQL took connections again, the last failed %v after; the edge redirected %d clicks of a cached link, %d not",
+		"the first write succeeded %v after PostgreSQL took connections again, the last failed %v after; "+
+		"the edge redirected %d clicks of a cached link, %d not; its clickCount %d, totalClicks %d, complete %v after the load ended",
 		outage, load.statuses, load.slowest.Round(time.Millisecond), len(load.created), len(load.refused), lost,
-		ambiguous, recovered.Round(time.Millisecond), load.lastFailure.Sub(restarted).Round(time.Millisecond), redirected, notRedirected)
+		ambiguous, recovered.Round(time.Millisecond), load.lastFailure.Sub(restarted).Round(time.Millisecond), redirected, notRedirected,
+		clickCount, total, clicksTook.Round(time.Millisecond))
 }
 
 // createdLinkID is data.id of a link.created message.
