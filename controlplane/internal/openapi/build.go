@@ -65,7 +65,7 @@ var errorResponses = []struct {
 	{429, "TooManyRequests", "Over the rate limit; retry after Retry-After seconds."},
 	{500, "InternalError", "A bug; the message quotes the request id (X-Request-ID) that the log carries."},
 	{502, "BadGateway", "The payment processor (Stripe) refused the checkout or could not be reached; the message says which (Stripe's reason is in the operator's log, under the request id)."},
-	{503, "ServiceUnavailable", "The database cannot be reached (restarting, say); retry after Retry-After seconds. A write answered so was not done, unless the connection broke during its commit: retry it with an Idempotency-Key."},
+	{503, "ServiceUnavailable", "The database cannot be reached (restarting, say); retry after Retry-After seconds. A write answered so was not done, unless the connection broke during its commit: read it back before sending it again."},
 }
 
 func responseName(status int) string {
