@@ -42,9 +42,10 @@ const (
 	IdempotencyKeyInUse Code = "IDEMPOTENCY_KEY_IN_USE"
 
 	// Unavailable: a store the request needs cannot be reached (the
-	// database restarting, say); nothing was done, and the same request may
-	// be sent again after Retry-After seconds. The spec names no code for
-	// it; docs/api.md documents this one.
+	// database restarting, say); the same request may be sent again after
+	// Retry-After seconds. Nothing was done, unless the connection broke
+	// during a commit. The spec names no code for it; docs/api.md
+	// documents this one.
 	Unavailable Code = "SERVICE_UNAVAILABLE"
 )
 

@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +12,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"shortlink.dev/shared/config"
+	"shortlink.dev/shared/sqlstore"
+	"shortlink.dev/shared/workspace"
 )
 
 // TestUnreachableStoreIs503: an error that says the database could not be
@@ -51,5 +57,44 @@ func TestUnreachableStoreIs503(t *testing.T) {
 	a.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/test/bug", nil))
 	if rec.Code != http.StatusInternalServerError || rec.Header().Get("Retry-After") != "" {
 		t.Fatalf("status %d, Retry-After %q; want 500 without", rec.Code, rec.Header().Get("Retry-After"))
+	}
+}
+
+// unreachableKeys is a store whose API keys cannot be read: the database
+// refuses connections.
+type unreachableKeys struct{ Store }
+
+func (unreachableKeys) APIKeyByHash(context.Context, string) (*workspace.APIKey, error) {
+	return nil, fmt.Errorf("get API key: %w", &net.OpError{Op: "dial", Net: "tcp",
+		Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)})
+}
+
+// TestKeyUncheckableIs503NotRateLimited: while the database is away a
+// request with a key is answered 503 every time, with the rate-limit
+// headers, and is not counted against the client's address at the free
+// rate (which would turn the outage into 429s).
+func TestKeyUncheckableIs503NotRateLimited(t *testing.T) {
+	cfg, err := config.Load(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlstore.OpenSQLite(context.Background(), t.TempDir()+"/t.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a := New(Options{Config: cfg, Store: unreachableKeys{st}, Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))})
+	free := cfg.RateLimit(workspace.Free)
+	for i := range free + 10 {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "/api/v1/links", nil)
+		req.Header.Set("Authorization", "Bearer sl_"+strings.Repeat("a", 40))
+		a.ServeHTTP(rec, req)
+		if rec.Code != http.StatusServiceUnavailable {
+			t.Fatalf("request %d: status %d, want 503\n%s", i+1, rec.Code, rec.Body)
+		}
+		if rec.Header().Get("X-RateLimit-Limit") == "" || rec.Header().Get("Retry-After") == "" {
+			t.Fatalf("request %d: headers %v, want the rate-limit headers and Retry-After", i+1, rec.Header())
+		}
 	}
 }
