@@ -40,6 +40,13 @@ const (
 	// IdempotencyKeyInUse: an Idempotency-Key whose first request is still
 	// being processed (Stripe answers 409 too); retry after a moment.
 	IdempotencyKeyInUse Code = "IDEMPOTENCY_KEY_IN_USE"
+
+	// Unavailable: a store the request needs cannot be reached (the
+	// database restarting, say); the same request may be sent again after
+	// Retry-After seconds. Nothing was done, unless the connection broke
+	// during a commit. The spec names no code for it; docs/api.md
+	// documents this one.
+	Unavailable Code = "SERVICE_UNAVAILABLE"
 )
 
 // statuses maps every code to its HTTP status; a code missing here is a bug and
@@ -62,6 +69,7 @@ var statuses = map[Code]int{
 	RateLimited:       http.StatusTooManyRequests,
 	Internal:          http.StatusInternalServerError,
 	PaymentProcessor:  http.StatusBadGateway,
+	Unavailable:       http.StatusServiceUnavailable,
 
 	// Idempotency-Key conflicts (docs/api.md).
 	IdempotencyKeyReused: http.StatusConflict,

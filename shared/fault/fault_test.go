@@ -34,6 +34,7 @@ func TestStatus(t *testing.T) {
 		{"IDEMPOTENCY_KEY_REUSED", http.StatusConflict},
 		{"IDEMPOTENCY_KEY_IN_USE", http.StatusConflict},
 		{"PAYMENT_PROCESSOR_ERROR", http.StatusBadGateway},
+		{"SERVICE_UNAVAILABLE", http.StatusServiceUnavailable},
 		// Unknown codes are a bug and answer 500.
 		{"", http.StatusInternalServerError},
 		{"validation_error", http.StatusInternalServerError},
@@ -57,7 +58,7 @@ func TestConstantsSpelling(t *testing.T) {
 		MethodNotAllowed: "METHOD_NOT_ALLOWED", PayloadTooLarge: "PAYLOAD_TOO_LARGE",
 		RateLimited: "RATE_LIMITED", Internal: "INTERNAL_ERROR",
 		IdempotencyKeyReused: "IDEMPOTENCY_KEY_REUSED", IdempotencyKeyInUse: "IDEMPOTENCY_KEY_IN_USE",
-		PaymentProcessor: "PAYMENT_PROCESSOR_ERROR",
+		PaymentProcessor: "PAYMENT_PROCESSOR_ERROR", Unavailable: "SERVICE_UNAVAILABLE",
 	}
 	for c, s := range want {
 		if string(c) != s {

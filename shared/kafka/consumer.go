@@ -10,6 +10,7 @@ import (
 
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/click"
+	"shortlink.dev/shared/crashpoint"
 )
 
 // ConsumerOptions tune the click consumer.
@@ -67,8 +68,10 @@ func NewConsumer(o ConsumerOptions) *Consumer {
 }
 
 // Run consumes until ctx ends, then returns after the batch in hand is stored
-// and committed (or ctx's cancellation stops a retry). The handler must be
-// done with a batch's slice when it returns: Run reuses it.
+// and committed, or, when ctx's cancellation stops the retries of a batch the
+// handler could not store, without committing it (it is delivered again).
+// The handler must be done with a batch's slice when it returns: Run reuses
+// it.
 func (c *Consumer) Run(ctx context.Context, h bus.ClickHandler) error {
 	defer c.r.Close()
 	for {
@@ -79,10 +82,18 @@ func (c *Consumer) Run(ctx context.Context, h bus.ClickHandler) error {
 			for rest := events; len(rest) > 0; {
 				n := min(len(rest), c.opts.BatchSize)
 				if err := c.store(ctx, h, rest[:n]); err != nil {
-					return err
+					// A shutdown while the store is away (a database
+					// restarting) is still a clean one: nothing of the
+					// batch is committed, and the group delivers it again.
+					c.opts.Logger.Warn("stopped with a batch not stored; it will be delivered again", "events", len(rest), "err", err)
+					return nil
 				}
 				rest = rest[n:]
 			}
+			// The fault tests kill the process here: the batch is stored and
+			// its offsets are not committed, so the next member gets it again
+			// and the handler must not count it twice.
+			crashpoint.Here("analytics-after-insert")
 			// Commit with a fresh context: the batch is stored, the commit must
 			// not be lost to the shutdown that ended ctx.
 			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -172,7 +183,7 @@ func (c *Consumer) store(ctx context.Context, h bus.ClickHandler, events []click
 		c.opts.Logger.Error("storing clicks failed; retrying", "events", len(events), "err", err)
 		select {
 		case <-ctx.Done():
-			return errors.New("stopped with a batch not stored; it will be redelivered")
+			return err
 		case <-time.After(pause):
 		}
 	}

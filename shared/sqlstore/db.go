@@ -131,7 +131,7 @@ func pingSQLite(ctx context.Context, db *sql.DB) error {
 
 // OpenPostgres connects to PostgreSQL.
 func OpenPostgres(ctx context.Context, url string) (*Store, error) {
-	db, err := sql.Open("pgx", url)
+	db, err := sql.Open("pgx", withConnectTimeout(url))
 	if err != nil {
 		return nil, fmt.Errorf("cannot open PostgreSQL: %w", err)
 	}

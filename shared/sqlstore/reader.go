@@ -29,7 +29,7 @@ func OpenReader(ctx context.Context, databaseURL, dataDir string) (*Store, error
 	q := u.Query()
 	q.Set("default_transaction_read_only", "on")
 	u.RawQuery = q.Encode()
-	db, err := sql.Open("pgx", u.String())
+	db, err := sql.Open("pgx", withConnectTimeout(u.String()))
 	if err != nil {
 		return nil, fmt.Errorf("cannot open PostgreSQL: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"shortlink.dev/controlplane/internal/ratelimit"
 	"shortlink.dev/shared/clientip"
@@ -47,7 +48,20 @@ func (a *API) guard(next http.Handler) http.Handler {
 		if p != nil {
 			key, limit = "ws:"+p.Workspace.ID, a.cfg.RateLimit(p.Workspace.Plan)
 		}
-		res, err := a.limiter.Allow(ctx, key, limit)
+		var (
+			res ratelimit.Result
+			err error
+		)
+		if fault.Unreachable(authErr) {
+			// The key could not be checked (the database is away): the
+			// answer is 503, and the request is counted nowhere: not
+			// against the client's address at the free rate, which would
+			// have a workspace's own clients refused 429 for the rest of
+			// the minute once the database is back.
+			res = ratelimit.Result{Allowed: true, Limit: limit, Remaining: limit, Reset: a.now().Truncate(time.Minute).Add(time.Minute)}
+		} else {
+			res, err = a.limiter.Allow(ctx, key, limit)
+		}
 		if err != nil {
 			// A limiter that cannot count (Redis down) must not take the API down.
 			a.log.WarnContext(ctx, "rate limiter unavailable; request allowed", "err", err)

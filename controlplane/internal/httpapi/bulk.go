@@ -83,14 +83,15 @@ func decodeBulk(body []byte) ([]json.RawMessage, error) {
 
 // bulkError is the envelope of an item that failed, as writeError would
 // write it: an error without a code of ours is logged and shown as
-// INTERNAL_ERROR.
+// INTERNAL_ERROR, or SERVICE_UNAVAILABLE when the database could not be
+// reached (the item was not created; send it again later).
 func (a *API) bulkError(r *http.Request, item int, err error) bulkResult {
 	e, ok := fault.As(err)
-	if !ok || e.Code == fault.Internal {
-		a.log.ErrorContext(r.Context(), "internal error", "request_id", requestID(r.Context()),
+	if !ok || e.Code.Status() >= 500 {
+		a.log.ErrorContext(r.Context(), "server error", "request_id", requestID(r.Context()),
 			"method", r.Method, "path", r.URL.Path, "item", item, "err", err)
-		e = fault.New(fault.Internal, "internal error; quote request id %s when you report it", requestID(r.Context()))
 	}
+	e = publicError(r, err)
 	details := map[string]any{}
 	if len(e.Fields) > 0 {
 		details["fields"] = e.Fields

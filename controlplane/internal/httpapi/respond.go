@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 
 	"shortlink.dev/shared/fault"
@@ -52,22 +53,40 @@ func writeList(w http.ResponseWriter, data any, p page, total int) {
 
 // writeError writes err in the error envelope. Every 5xx is logged whole
 // with the request id. An error without a code of ours is an internal error,
-// shown to nobody; another 5xx (a payment processor's failure) keeps its
-// message.
+// shown to nobody, unless it says a store is unreachable: that is a 503
+// SERVICE_UNAVAILABLE with Retry-After, which a client retries. Another 5xx
+// (a payment processor's failure) keeps its message.
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := fault.As(err)
 	if !ok || e.Code.Status() >= 500 {
 		a.log.ErrorContext(r.Context(), "server error", "request_id", requestID(r.Context()),
 			"method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	if !ok || e.Code == fault.Internal {
-		e = fault.New(fault.Internal, "internal error; quote request id %s when you report it", requestID(r.Context()))
+	e = publicError(r, err)
+	if e.Code == fault.Unavailable {
+		w.Header().Set("Retry-After", strconv.Itoa(fault.RetryAfterSeconds))
 	}
 	details := map[string]any{}
 	if len(e.Fields) > 0 {
 		details["fields"] = e.Fields
 	}
 	writeJSON(w, e.Code.Status(), envelope{Error: &errorBody{Code: e.Code, Message: e.Message, Details: details}})
+}
+
+// publicError is the error a client is shown for err: its own when it
+// carries a code of ours (other than INTERNAL_ERROR), SERVICE_UNAVAILABLE
+// when a store could not be reached, else an INTERNAL_ERROR that quotes the
+// request id and nothing of err.
+func publicError(r *http.Request, err error) *fault.Error {
+	e, ok := fault.As(err)
+	switch {
+	case ok && e.Code != fault.Internal:
+		return e
+	case fault.Unreachable(err):
+		return fault.New(fault.Unavailable, "the database cannot be reached; retry in %d s (request id %s)",
+			fault.RetryAfterSeconds, requestID(r.Context()))
+	}
+	return fault.New(fault.Internal, "internal error; quote request id %s when you report it", requestID(r.Context()))
 }
 
 // apiTime is a time in RFC 3339, UTC (CONTRACT §2).

@@ -46,6 +46,7 @@ var ErrorCodes = map[int][]string{
 	429: {"RATE_LIMITED"},
 	500: {"INTERNAL_ERROR"},
 	502: {"PAYMENT_PROCESSOR_ERROR"},
+	503: {"SERVICE_UNAVAILABLE"},
 }
 
 // errorResponses names the response component of each error status.
@@ -64,6 +65,7 @@ var errorResponses = []struct {
 	{429, "TooManyRequests", "Over the rate limit; retry after Retry-After seconds."},
 	{500, "InternalError", "A bug; the message quotes the request id (X-Request-ID) that the log carries."},
 	{502, "BadGateway", "The payment processor (Stripe) refused the checkout or could not be reached; the message says which (Stripe's reason is in the operator's log, under the request id)."},
+	{503, "ServiceUnavailable", "The database cannot be reached (restarting, say); retry after Retry-After seconds. A write answered so was not done, unless the connection broke during its commit: read it back before sending it again."},
 }
 
 func responseName(status int) string {
@@ -132,7 +134,7 @@ func build() (obj, error) {
 	for _, e := range errorResponses {
 		codes := ErrorCodes[e.status]
 		hs := rateHeaders()
-		if e.status == 429 {
+		if e.status == 429 || e.status == 503 {
 			hs["Retry-After"] = ref("headers", "Retry-After")
 		}
 		responses[e.name] = obj{
@@ -213,7 +215,7 @@ func complete(method string, op obj) error {
 				}
 			}
 		}
-		need := []int{400, 401, 429, 500}
+		need := []int{400, 401, 429, 500, 503}
 		if len(perms) > 0 {
 			need = append(need, 403)
 			var names []string
