@@ -152,6 +152,16 @@ func (l *clickLoad) end() {
 	l.wg.Wait()
 }
 
+// Stop ends the load and returns how many clicks were answered 302 and how
+// many requests were not.
+func (l *clickLoad) Stop() (redirected, failed int64) {
+	l.end()
+	redirected = l.total()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return redirected, int64(l.failed)
+}
+
 // stored is what the deployment counted of the links: clickCount and the
 // stats' totalClicks of each.
 type stored struct{ clickCount, totalClicks []int64 }

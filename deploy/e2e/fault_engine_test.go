@@ -21,53 +21,12 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"shortlink.dev/analytics/clickhouse/chserver"
 )
-
-// clickLoad clicks a short link from several goroutines until stopped, and
-// counts the clicks the edge answered 302: those are the clicks the pipeline
-// owes to stats and clickCount.
-type clickLoad struct {
-	redirected, failed atomic.Int64
-	stop               chan struct{}
-	wg                 sync.WaitGroup
-}
-
-// startClicks starts workers clicking slug on tg's edge.
-func startClicks(tg *Target, slug string, workers int) *clickLoad {
-	l := &clickLoad{stop: make(chan struct{})}
-	for range workers {
-		l.wg.Go(func() {
-			for {
-				select {
-				case <-l.stop:
-					return
-				default:
-				}
-				r, err := tg.tryEdge("GET", slug, nil, nil)
-				if err == nil && r.Status == http.StatusFound {
-					l.redirected.Add(1)
-				} else {
-					l.failed.Add(1)
-					time.Sleep(10 * time.Millisecond)
-				}
-			}
-		})
-	}
-	return l
-}
-
-// Stop stops the clicks and returns how many were redirected and failed.
-func (l *clickLoad) Stop() (redirected, failed int64) {
-	close(l.stop)
-	l.wg.Wait()
-	return l.redirected.Load(), l.failed.Load()
-}
 
 // linkCounters reads a link's clickCount and its stats' totalClicks without
 // failing the test: while an engine recovers, either may answer an error.
@@ -237,9 +196,9 @@ func TestFaultEngineClickHouseKill(t *testing.T) {
 	w := s.NewWorkspace(t, "business")
 	l := s.createLink(t, w.Key, obj{"destinationUrl": "https://example.com/fault/clickhouse"})
 
-	load := startClicks(s.Target, l.Slug, 4)
+	load := startClickLoad(t, func() string { return s.EdgeBase }, []Link{l}, 4, false)
 	time.Sleep(2 * time.Second)
-	beforeKill := load.redirected.Load()
+	beforeKill := load.total()
 	ch.Kill(t)
 	killed := time.Now()
 	const outage = 8 * time.Second
@@ -261,7 +220,7 @@ func TestFaultEngineClickHouseKill(t *testing.T) {
 		}
 	}
 	time.Sleep(outage - time.Since(killed))
-	duringOutage := load.redirected.Load() - beforeKill
+	duringOutage := load.total() - beforeKill
 	ch.Start(t)
 	restarted := time.Now()
 	time.Sleep(2 * time.Second)
@@ -293,10 +252,10 @@ func TestFaultEngineAnalyticsCrash(t *testing.T) {
 
 	s.Kill(t, Analytics)
 	s.Relaunch(t, Analytics, "SHORTLINK_CRASH_AT=analytics-after-insert")
-	load := startClicks(s.Target, l.Slug, 4)
+	load := startClickLoad(t, func() string { return s.EdgeBase }, []Link{l}, 4, false)
 	time.Sleep(time.Second)
 	s.Dead(t, Analytics, splitPipelineWait)
-	crashed := load.redirected.Load()
+	crashed := load.total()
 	// The batch it died on was stored, counters included: it is those
 	// clicks that come again.
 	storedBeforeDeath, _, err := s.linkCounters(w.Key, l.ID)
@@ -663,7 +622,7 @@ func TestFaultEnginePostgresRestart(t *testing.T) {
 	cached := s.createLink(t, w.Key, obj{"destinationUrl": "https://example.com/fault/postgres/cached"})
 	wantRedirect(t, s.Edge(t, "GET", cached.Slug, nil, nil), cached.DestinationURL)
 
-	clicks := startClicks(s.Target, cached.Slug, 2)
+	clicks := startClickLoad(t, func() string { return s.EdgeBase }, []Link{cached}, 2, false)
 	load := startAPILoad(t, s.Target, w.Key, 3)
 	time.Sleep(2 * time.Second)
 	pg.Crash(t)
