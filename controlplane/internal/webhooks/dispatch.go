@@ -26,8 +26,18 @@ type DispatcherOptions struct {
 	// Poll is how often the outbox is read when nothing wakes the
 	// dispatcher (default 1 s): changes made by other processes, and retries.
 	Poll time.Duration
-	// Workers bounds the attempts made at once (default 8).
+	// Workers bounds the attempts this dispatcher makes at once
+	// (SHORTLINK_WEBHOOK_CONCURRENCY, default 256). An attempt waiting on a
+	// slow receiver costs a goroutine and a connection, not a thread, so
+	// this is generous: the scarce thing is each endpoint's share.
 	Workers int
+	// PerEndpoint bounds the attempts of one webhook in flight at once,
+	// across every dispatcher on the database
+	// (SHORTLINK_WEBHOOK_ENDPOINT_CONCURRENCY, default 2).
+	PerEndpoint int
+	// Breaker is the circuit breaker's policy (SHORTLINK_WEBHOOK_BREAKER);
+	// the zero value turns it off.
+	Breaker webhook.Breaker
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 }
@@ -36,6 +46,9 @@ type DispatcherOptions struct {
 // the longest attempt (10 s) by far, so that only a dead dispatcher's
 // deliveries are ever taken over.
 const leaseTime = time.Minute
+
+// DefaultWorkers is SHORTLINK_WEBHOOK_CONCURRENCY's default.
+const DefaultWorkers = 256
 
 // maxRetryAfter bounds how long a receiver's Retry-After may push a retry.
 const maxRetryAfter = time.Hour
@@ -61,7 +74,10 @@ func NewDispatcher(o DispatcherOptions) *Dispatcher {
 		o.Poll = time.Second
 	}
 	if o.Workers <= 0 {
-		o.Workers = 8
+		o.Workers = DefaultWorkers
+	}
+	if o.PerEndpoint <= 0 {
+		o.PerEndpoint = webhook.DefaultEndpointConcurrency
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -69,9 +85,14 @@ func NewDispatcher(o DispatcherOptions) *Dispatcher {
 	host, _ := os.Hostname()
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
+	lease := leaseTime
+	if o.Sender != nil {
+		// A lease outlives the longest attempt, whatever the timeout.
+		lease = max(lease, 3*o.Sender.Timeout())
+	}
 	return &Dispatcher{
 		o: o, owner: host + "/" + hex.EncodeToString(b),
-		lease: leaseTime,
+		lease: lease,
 		wake:  make(chan struct{}, 1),
 	}
 }
@@ -85,6 +106,10 @@ func (d *Dispatcher) Notify() {
 }
 
 // Run delivers until ctx ends, then waits for the attempts in flight.
+// Deliveries are claimed fairly (ClaimFair): round-robin across webhooks,
+// at most PerEndpoint of a webhook in flight, none of a paused one. Each
+// attempt that ends wakes the loop, since it makes room for its webhook's
+// next delivery.
 func (d *Dispatcher) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -95,7 +120,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		if free > 0 {
 			now := d.o.Now()
 			var err error
-			claimed, err = d.o.Store.ClaimDue(ctx, d.owner, now, now.Add(d.lease), free)
+			claimed, err = d.o.Store.ClaimFair(ctx, d.owner, now, now.Add(d.lease), free, d.o.PerEndpoint)
 			if err != nil && ctx.Err() == nil {
 				d.o.Logger.Error("webhook outbox unreadable", "err", err)
 			}
@@ -104,7 +129,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			slots <- struct{}{}
 			wg.Add(1)
 			go func() {
-				defer func() { <-slots; wg.Done() }()
+				defer func() { <-slots; d.Notify(); wg.Done() }()
 				// An attempt in flight finishes even when Run is stopped:
 				// its outcome is recorded, not left to a lease to expire.
 				d.Attempt(context.WithoutCancel(ctx), c)
@@ -133,6 +158,8 @@ func (d *Dispatcher) attempt(ctx context.Context, c webhook.Claimed, retry bool)
 	a := webhook.Attempt{
 		At: now, ResponseTimeMs: int(res.Elapsed / time.Millisecond), ResponseBody: res.Body,
 		Error: res.Err, OK: res.OK,
+		// No answer at all: the breaker's business.
+		Unreachable: !res.OK && res.Status == 0, Breaker: d.o.Breaker,
 	}
 	if res.Status != 0 {
 		st := res.Status
@@ -182,11 +209,14 @@ func (d *Dispatcher) Owner() string { return d.owner }
 func (d *Dispatcher) Lease() time.Duration { return d.lease }
 
 // FromConfig returns the dispatcher the settings describe: the retry
-// schedule, the SSRF guard and the extra TLS roots.
+// schedule, the SSRF guard, the extra TLS roots, the attempt timeout, the
+// concurrency (in all and per endpoint) and the circuit breaker.
 func FromConfig(cfg *config.Config, st webhook.Store, log *slog.Logger) (*Dispatcher, error) {
-	sender, err := NewSender(SenderOptions{AllowPrivate: cfg.WebhookAllowPriv, CAFile: cfg.WebhookCAFile})
+	sender, err := NewSender(SenderOptions{AllowPrivate: cfg.WebhookAllowPriv, CAFile: cfg.WebhookCAFile,
+		Timeout: cfg.WebhookTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("invalid setting SHORTLINK_WEBHOOK_CA_FILE: %w", err)
 	}
-	return NewDispatcher(DispatcherOptions{Store: st, Sender: sender, Schedule: cfg.WebhookRetries, Logger: log}), nil
+	return NewDispatcher(DispatcherOptions{Store: st, Sender: sender, Schedule: cfg.WebhookRetries, Logger: log,
+		Workers: cfg.WebhookConcurrency, PerEndpoint: cfg.WebhookEndpointConcurrency, Breaker: cfg.WebhookBreaker}), nil
 }
