@@ -20,26 +20,26 @@ import (
 
 // Config is every setting of CONTRACT §1.
 type Config struct {
-	APIAddr             string
-	EdgeAddr            string
-	AnalyticsAddr       string
-	DataDir             string
-	DefaultDomain       string
-	ShortURLScheme      string
-	BootstrapAPIKey     string
-	BootstrapPlan       workspace.Plan
-	DatabaseURL         string
-	KafkaBrokers        []string
-	ClickHouseURL       string
-	RedisURL            string
-	GeoIPDB             string
-	TrustedProxies      []netip.Prefix
-	PlanLinkLimits      map[workspace.Plan]int // -1: unlimited
-	PlanRateLimits      map[workspace.Plan]int // requests per minute
-	DNSResolver         string
-	WebhookRetries      []time.Duration
-	WebhookAllowPriv    bool
-	WebhookCAFile       string
+	APIAddr          string
+	EdgeAddr         string
+	AnalyticsAddr    string
+	DataDir          string
+	DefaultDomain    string
+	ShortURLScheme   string
+	BootstrapAPIKey  string
+	BootstrapPlan    workspace.Plan
+	DatabaseURL      string
+	KafkaBrokers     []string
+	ClickHouseURL    string
+	RedisURL         string
+	GeoIPDB          string
+	TrustedProxies   []netip.Prefix
+	PlanLinkLimits   map[workspace.Plan]int // -1: unlimited
+	PlanRateLimits   map[workspace.Plan]int // requests per minute
+	DNSResolver      string
+	WebhookRetries   []time.Duration
+	WebhookAllowPriv bool
+	WebhookCAFile    string
 	// WebhookTimeout bounds one delivery attempt (SHORTLINK_WEBHOOK_TIMEOUT).
 	WebhookTimeout time.Duration
 	// WebhookConcurrency bounds the attempts one control plane makes at
@@ -49,7 +49,7 @@ type Config struct {
 	// across all control planes (SHORTLINK_WEBHOOK_ENDPOINT_CONCURRENCY).
 	WebhookEndpointConcurrency int
 	// WebhookBreaker is the circuit breaker (SHORTLINK_WEBHOOK_BREAKER).
-	WebhookBreaker webhook.Breaker
+	WebhookBreaker      webhook.Breaker
 	BillingProcessor    string
 	StripeSecretKey     string
 	StripeAPIBase       string

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"shortlink.dev/shared/fault"
@@ -322,7 +323,7 @@ func (s *Store) OnEnqueue(f func()) { s.onEnqueue.Store(&f) }
 
 // ClaimDue implements webhook.Store.
 func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, n int) ([]webhook.Claimed, error) {
-	return s.ClaimFair(ctx, owner, now, leaseUntil, n, n)
+	return s.ClaimFair(ctx, owner, now, leaseUntil, n, math.MaxInt32)
 }
 
 // claimLine lists the deliveries that may be claimed, in claim order. Each
