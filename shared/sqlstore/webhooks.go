@@ -597,7 +597,9 @@ func recordBreaker(ctx context.Context, tx *sql.Tx, webhookID string, a webhook.
 	case b.Threshold > 0 && (paused.Valid || unreachable+1 >= b.Threshold):
 		opens++
 		unreachable = 0
-		paused = sql.NullInt64{Int64: micros(a.At.Add(b.CooldownAfter(opens))), Valid: true}
+		// The cool-down runs from the attempt's end, not its start.
+		end := a.At.Add(time.Duration(a.ResponseTimeMs) * time.Millisecond)
+		paused = sql.NullInt64{Int64: micros(end.Add(b.CooldownAfter(opens))), Valid: true}
 	default:
 		unreachable++
 	}
