@@ -20,7 +20,7 @@
 //
 // Usage (from the repository root, after `make build`):
 //
-//	go run ./benchmarks/cmd/webhookbench [-bin bin] [-hanging 50] [-queued 20] [-duration 60s] [-every 250ms] [-postgres=false]
+//	go run ./benchmarks/cmd/webhookbench [-bin bin] [-hanging 50] [-queued 20] [-duration 60s] [-every 250ms] [-postgres=false] [-breaker off]
 package main
 
 import (
@@ -62,6 +62,7 @@ type options struct {
 	hanging, queued int
 	duration, every time.Duration
 	postgres        bool
+	breaker         string
 }
 
 func main() {
@@ -73,6 +74,7 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 60*time.Second, "how long links of the healthy workspace are created")
 	flag.DurationVar(&o.every, "every", 250*time.Millisecond, "how often a link of the healthy workspace is created")
 	flag.BoolVar(&o.postgres, "postgres", true, "also run on PostgreSQL with two control planes (deploy/local/services up)")
+	flag.StringVar(&o.breaker, "breaker", "", "SHORTLINK_WEBHOOK_BREAKER of the servers (\"\": its default; off: none)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "webhookbench:", err)
@@ -159,6 +161,9 @@ func scenario(o options, rc *receiver, pg bool) (result, error) {
 		"SHORTLINK_WEBHOOK_ALLOW_PRIVATE=true",
 		"SHORTLINK_WEBHOOK_CA_FILE="+rc.caFile,
 	)
+	if o.breaker != "" {
+		env = append(env, "SHORTLINK_WEBHOOK_BREAKER="+o.breaker)
+	}
 	bin, admin := filepath.Join(o.bin, "shortlink"), filepath.Join(o.bin, "shortlink")
 	planes := 1
 	if pg {
