@@ -328,31 +328,58 @@ func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil time
 
 // claimLine lists the deliveries that may be claimed, in claim order. Each
 // due delivery's place is its rank in its webhook's line (by due time) plus
-// the webhook's deliveries in flight (leased, lease unexpired) ahead of it:
-// ordering by place takes the first of every webhook's line before the
-// second of any, and a webhook with attempts in flight waits behind those
-// without. A place beyond the webhook's cap (perWebhook, 1 for a probe
-// after its breaker's cool-down) is not listed. Paused and disabled
-// webhooks' deliveries are not due. The window function works on both
-// SQLite and PostgreSQL; webhook_deliveries_line feeds it its order.
-const claimLine = `WITH busy AS (
+// the webhook's deliveries in flight (leased, lease unexpired): ordering by
+// place takes the first of every webhook's line before the second of any,
+// and a webhook with attempts in flight waits behind those without. A place
+// beyond the webhook's cap (perWebhook, 1 for a probe after its breaker's
+// cool-down) is not listed; paused and disabled webhooks have no line.
+//
+// The query starts from the webhooks and reads at most the cap of each
+// line's head through webhook_deliveries_line, so its cost follows the
+// number of webhooks, not the backlog: a window over every due delivery
+// took 1.2 s with 200,000 of them on PostgreSQL (docs/benchmarks.md).
+// PostgreSQL reads each head with a LATERAL join; SQLite, which has none,
+// with a correlated IN (it runs the subquery once per webhook).
+const (
+	claimHooks = `WITH busy AS (
 		SELECT webhook_id, COUNT(*) AS n FROM webhook_deliveries
 		WHERE lease_until IS NOT NULL AND lease_until >= $1 AND status = 'pending' GROUP BY webhook_id),
+	hooks AS (
+		SELECT w.id, COALESCE(b.n, 0) AS busy, CASE WHEN w.paused_until IS NULL THEN $2 ELSE 1 END AS cap
+		FROM webhooks w LEFT JOIN busy b ON b.webhook_id = w.id
+		WHERE w.is_active = TRUE AND (w.paused_until IS NULL OR w.paused_until <= $1)),`
+	claimLinePostgres = claimHooks + `
+	line AS (
+		SELECT c.id, c.webhook_id, c.next_attempt_at, c.rank + h.busy AS place, h.cap
+		FROM hooks h CROSS JOIN LATERAL (
+			SELECT x.id, x.webhook_id, x.next_attempt_at, ROW_NUMBER() OVER (ORDER BY x.next_attempt_at, x.id) AS rank
+			FROM webhook_deliveries x WHERE x.webhook_id = h.id AND x.status = 'pending' AND x.next_attempt_at <= $1
+				AND (x.lease_until IS NULL OR x.lease_until < $1)
+			ORDER BY x.next_attempt_at, x.id LIMIT $2) c
+		WHERE h.busy < h.cap)
+	SELECT id, webhook_id FROM line WHERE place <= cap ORDER BY place, next_attempt_at, id LIMIT $3`
+	claimLineSQLite = claimHooks + `
 	line AS (
 		SELECT d.id, d.webhook_id, d.next_attempt_at,
-			ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) + COALESCE(b.n, 0) AS place,
-			CASE WHEN w.paused_until IS NULL THEN $2 ELSE 1 END AS cap
-		FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id LEFT JOIN busy b ON b.webhook_id = d.webhook_id
-		WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until < $1)
-			AND w.is_active = TRUE AND (w.paused_until IS NULL OR w.paused_until <= $1))
+			ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) + h.busy AS place, h.cap
+		FROM hooks h JOIN webhook_deliveries d ON d.id IN (
+			SELECT x.id FROM webhook_deliveries x WHERE x.webhook_id = h.id AND x.status = 'pending'
+				AND x.next_attempt_at <= $1 AND (x.lease_until IS NULL OR x.lease_until < $1)
+			ORDER BY x.next_attempt_at, x.id LIMIT $2)
+		WHERE h.busy < h.cap)
 	SELECT id, webhook_id FROM line WHERE place <= cap ORDER BY place, next_attempt_at, id LIMIT $3`
+)
 
 // ClaimFair implements webhook.Store. The line is read first; then the
-// rows of the webhooks in it are locked (PostgreSQL: FOR NO KEY UPDATE SKIP
-// LOCKED, the lock RecordAttempt takes: a webhook another claimer is
-// claiming for is skipped this time, and it cannot take the same last slot),
+// rows of the webhooks in it are locked (PostgreSQL: FOR NO KEY UPDATE, the
+// lock RecordAttempt takes, in id order so that claimers never deadlock),
 // their deliveries in flight counted again under the lock, and the
-// deliveries leased in line order while their webhook has room. SQLite's
+// deliveries leased in line order while their webhook has room: two
+// claimers cannot both take a webhook's last slot. A claimer waits for
+// another's claim of the same webhook (milliseconds) rather than skip it,
+// so an empty answer means nothing is due, never "busy elsewhere"; the
+// deliveries' rows are taken with SKIP LOCKED and checked again, so a row
+// another took since the line was read is passed over. SQLite's
 // transactions take the database's write lock, so claimers take turns.
 func (s *Store) ClaimFair(ctx context.Context, owner string, now, leaseUntil time.Time, n, perWebhook int) ([]webhook.Claimed, error) {
 	if n <= 0 {
@@ -363,8 +390,12 @@ func (s *Store) ClaimFair(ctx context.Context, owner string, now, leaseUntil tim
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		out = nil
 		type candidate struct{ id, webhookID string }
-		var line []candidate
-		rows, err := tx.QueryContext(ctx, claimLine, micros(now), perWebhook, n)
+		var candidates []candidate
+		query := claimLineSQLite
+		if s.dialect == postgres {
+			query = claimLinePostgres
+		}
+		rows, err := tx.QueryContext(ctx, query, micros(now), perWebhook, n)
 		if err != nil {
 			return err
 		}
@@ -374,19 +405,19 @@ func (s *Store) ClaimFair(ctx context.Context, owner string, now, leaseUntil tim
 				rows.Close()
 				return err
 			}
-			line = append(line, c)
+			candidates = append(candidates, c)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if len(line) == 0 {
+		if len(candidates) == 0 {
 			return nil
 		}
 		// Lock the webhooks, and read their state again under the lock.
 		var ids []string
 		seen := map[string]bool{}
-		for _, c := range line {
+		for _, c := range candidates {
 			if !seen[c.webhookID] {
 				seen[c.webhookID] = true
 				ids = append(ids, c.webhookID)
@@ -394,7 +425,7 @@ func (s *Store) ClaimFair(ctx context.Context, owner string, now, leaseUntil tim
 		}
 		lock := ""
 		if s.dialect == postgres {
-			lock = " ORDER BY id FOR NO KEY UPDATE SKIP LOCKED"
+			lock = " ORDER BY id FOR NO KEY UPDATE"
 		}
 		marks, args := inList(ids)
 		hooks := map[string]*webhook.Webhook{}
@@ -456,7 +487,7 @@ func (s *Store) ClaimFair(ctx context.Context, owner string, now, leaseUntil tim
 		if s.dialect == postgres {
 			rowLock = " FOR UPDATE SKIP LOCKED"
 		}
-		for _, c := range line {
+		for _, c := range candidates {
 			w := hooks[c.webhookID]
 			if w == nil || room[c.webhookID] <= 0 {
 				continue
