@@ -123,8 +123,13 @@ func run(o options) error {
 	for _, r := range results {
 		s := slices.Clone(r.latencies)
 		slices.Sort(s)
-		t.Add(r.name, len(s), report.Dur(report.Percentile(s, 0.5)), report.Dur(report.Percentile(s, 0.9)),
-			report.Dur(report.Percentile(s, 0.99)), report.Dur(report.Percentile(s, 1)), r.missing, r.hangingHits, report.Dur(r.queueTook))
+		q := func(p float64) string {
+			if len(s) == 0 {
+				return "—"
+			}
+			return report.Dur(report.Percentile(s, p))
+		}
+		t.Add(r.name, len(s), q(0.5), q(0.9), q(0.99), q(1), r.missing, r.hangingHits, report.Dur(r.queueTook))
 	}
 	t.Print(os.Stdout)
 	for _, r := range results {
