@@ -147,8 +147,8 @@ func run(o options) error {
 
 // scenario starts fresh servers, queues the hanging backlog and measures
 // the healthy webhook.
-func scenario(o options, rc *receiver, pg bool) (result, error) {
-	res := result{name: "SQLite, `shortlink serve`"}
+func scenario(o options, rc *receiver, pg bool) (res result, err error) {
+	res = result{name: "SQLite, `shortlink serve`"}
 	if pg {
 		res.name = "PostgreSQL, two `controlplane serve`"
 	}
@@ -184,19 +184,22 @@ func scenario(o options, rc *receiver, pg bool) (result, error) {
 	for i := range planes {
 		data := filepath.Join(dir, fmt.Sprintf("data%d", i))
 		name := fmt.Sprintf("%s serve #%d", filepath.Base(bin), i+1)
-		p, err := proc.Start(proc.Spec{Name: name, Bin: bin, Args: []string{"serve"},
+		p, startErr := proc.Start(proc.Spec{Name: name, Bin: bin, Args: []string{"serve"},
 			Env: append(slices.Clone(env), "SHORTLINK_DATA_DIR="+data), LogDir: dir})
-		if err != nil {
-			return res, err
+		if startErr != nil {
+			return res, startErr
 		}
 		defer func() {
+			if err != nil { // the server's last words explain a failed run
+				fmt.Fprintf(os.Stderr, "webhookbench: stderr of %s:\n%s\n", name, tailOf(p.Stderr(), 4000))
+			}
 			if err := p.Stop(60 * time.Second); err != nil {
 				fmt.Fprintln(os.Stderr, "webhookbench: stop:", err)
 			}
 		}()
-		found, err := p.Await(120*time.Second, apiLine)
-		if err != nil {
-			return res, err
+		found, awaitErr := p.Await(120*time.Second, apiLine)
+		if awaitErr != nil {
+			return res, awaitErr
 		}
 		clients = append(clients, api.New(found[0], key))
 		if i == 0 {
@@ -483,4 +486,12 @@ func (s *services) down() {
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "webhookbench: services down:", err)
 	}
+}
+
+// tailOf is the last n bytes of s.
+func tailOf(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }

@@ -63,7 +63,17 @@ type Dispatcher struct {
 	owner string
 	lease time.Duration
 	wake  chan struct{}
+	// records bounds the attempts' outcomes being written at once. Hundreds
+	// of attempts may end together (receivers timing out in step); on
+	// SQLite each write waits for the one writer's lock, and a crowd of them
+	// starved the API's writes past busy_timeout (SQLITE_BUSY answered 500
+	// to link creation in webhookbench). A few at a time leaves the store to
+	// the API too; on PostgreSQL a record takes a millisecond or two.
+	records chan struct{}
 }
+
+// maxRecords is how many outcomes a dispatcher writes at once.
+const maxRecords = 4
 
 // NewDispatcher returns a dispatcher; Run starts it.
 func NewDispatcher(o DispatcherOptions) *Dispatcher {
@@ -92,8 +102,9 @@ func NewDispatcher(o DispatcherOptions) *Dispatcher {
 	}
 	return &Dispatcher{
 		o: o, owner: host + "/" + hex.EncodeToString(b),
-		lease: lease,
-		wake:  make(chan struct{}, 1),
+		lease:   lease,
+		wake:    make(chan struct{}, 1),
+		records: make(chan struct{}, maxRecords),
 	}
 }
 
@@ -168,7 +179,10 @@ func (d *Dispatcher) attempt(ctx context.Context, c webhook.Claimed, retry bool)
 	if !res.OK && retry {
 		a.Next = d.next(c.Delivery.Attempts+1, res.RetryAfter, now)
 	}
-	if err := d.o.Store.RecordAttempt(ctx, d.owner, c.Delivery.ID, a); err != nil {
+	d.records <- struct{}{}
+	err := d.o.Store.RecordAttempt(ctx, d.owner, c.Delivery.ID, a)
+	<-d.records
+	if err != nil {
 		if errors.Is(err, webhook.ErrLeaseLost) {
 			d.o.Logger.Info("webhook attempt not recorded: the delivery is another's now, or ended",
 				"delivery", c.Delivery.ID)
