@@ -15,7 +15,7 @@ STATICCHECK_VERSION := v0.8.2
 # stripe-mock: the Stripe API the checkout tests talk to (deploy/e2e finds it in .tools)
 STRIPE_MOCK_VERSION := v0.203.0
 
-.PHONY: all build run run-split geoip test test-e2e-split test-short lint fmt vet staticcheck bench bench-platform bench-password fuzz tidy clean
+.PHONY: all build run run-split geoip test test-e2e-split test-short lint fmt vet staticcheck bench bench-platform bench-password bench-webhooks fuzz tidy clean
 
 all: build
 
@@ -93,6 +93,7 @@ bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem $(BENCH_PKGS)
 	$(MAKE) --no-print-directory bench-platform
 	$(MAKE) --no-print-directory bench-password
+	$(MAKE) --no-print-directory bench-webhooks
 
 ## bench-platform: only the real binaries under wrk (benchmarks/cmd/platformbench)
 bench-platform: build
@@ -103,6 +104,12 @@ bench-platform: build
 ## argon2 checks and RSS (benchmarks/cmd/pwbench; about 30 s)
 bench-password: build
 	$(GO) run ./benchmarks/cmd/pwbench -bin $(BIN)
+
+## bench-webhooks: a healthy webhook's delivery latency beside 50 hanging
+## ones, on SQLite and on PostgreSQL with two control planes
+## (benchmarks/cmd/webhookbench; about 5 minutes; docs/benchmarks.md)
+bench-webhooks: build
+	$(GO) run ./benchmarks/cmd/webhookbench -bin $(BIN) $(WEBHOOKBENCH_FLAGS)
 
 ## fuzz: each fuzz target for FUZZTIME
 fuzz:

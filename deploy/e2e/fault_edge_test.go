@@ -421,14 +421,15 @@ func TestFaultEdgeSpoolFull(t *testing.T) {
 // delivered (the receiver answers 2xx to every message id), none is lost.
 // At-least-once is the contract (CONTRACT §9): a message may come twice, and
 // the test counts those. SHORTLINK_WEBHOOK_LEASE shortens the lease of the
-// attempts the kill cut short from a minute to 3 s.
+// attempts the kill cut short from a minute to 3 s (and
+// SHORTLINK_WEBHOOK_TIMEOUT the attempts to 2 s: a lease outlives them).
 func TestFaultEdgeWebhookKill(t *testing.T) {
 	needBinary(t)
 	t.Parallel()
 	rc := newHookReceiver(t)
 	// The first retry comes 2 s after the first attempt: the kill falls
 	// between the two. Then retries every second, with room to spare.
-	s := startServer(t, t.TempDir(), append(rc.settings("2s,1s,1s,1s,1s"), "SHORTLINK_WEBHOOK_LEASE=3s")...)
+	s := startServer(t, t.TempDir(), append(rc.settings("2s,1s,1s,1s,1s"), "SHORTLINK_WEBHOOK_LEASE=3s", "SHORTLINK_WEBHOOK_TIMEOUT=2s")...)
 	w := s.NewWorkspace(t, "enterprise")
 	const messages = 5
 

@@ -14,31 +14,42 @@ import (
 	"strings"
 	"time"
 
+	"shortlink.dev/shared/webhook"
 	"shortlink.dev/shared/workspace"
 )
 
 // Config is every setting of CONTRACT §1.
 type Config struct {
-	APIAddr             string
-	EdgeAddr            string
-	AnalyticsAddr       string
-	DataDir             string
-	DefaultDomain       string
-	ShortURLScheme      string
-	BootstrapAPIKey     string
-	BootstrapPlan       workspace.Plan
-	DatabaseURL         string
-	KafkaBrokers        []string
-	ClickHouseURL       string
-	RedisURL            string
-	GeoIPDB             string
-	TrustedProxies      []netip.Prefix
-	PlanLinkLimits      map[workspace.Plan]int // -1: unlimited
-	PlanRateLimits      map[workspace.Plan]int // requests per minute
-	DNSResolver         string
-	WebhookRetries      []time.Duration
-	WebhookAllowPriv    bool
-	WebhookCAFile       string
+	APIAddr          string
+	EdgeAddr         string
+	AnalyticsAddr    string
+	DataDir          string
+	DefaultDomain    string
+	ShortURLScheme   string
+	BootstrapAPIKey  string
+	BootstrapPlan    workspace.Plan
+	DatabaseURL      string
+	KafkaBrokers     []string
+	ClickHouseURL    string
+	RedisURL         string
+	GeoIPDB          string
+	TrustedProxies   []netip.Prefix
+	PlanLinkLimits   map[workspace.Plan]int // -1: unlimited
+	PlanRateLimits   map[workspace.Plan]int // requests per minute
+	DNSResolver      string
+	WebhookRetries   []time.Duration
+	WebhookAllowPriv bool
+	WebhookCAFile    string
+	// WebhookTimeout bounds one delivery attempt (SHORTLINK_WEBHOOK_TIMEOUT).
+	WebhookTimeout time.Duration
+	// WebhookConcurrency bounds the attempts one control plane makes at
+	// once (SHORTLINK_WEBHOOK_CONCURRENCY).
+	WebhookConcurrency int
+	// WebhookEndpointConcurrency bounds one webhook's attempts in flight
+	// across all control planes (SHORTLINK_WEBHOOK_ENDPOINT_CONCURRENCY).
+	WebhookEndpointConcurrency int
+	// WebhookBreaker is the circuit breaker (SHORTLINK_WEBHOOK_BREAKER).
+	WebhookBreaker      webhook.Breaker
 	BillingProcessor    string
 	StripeSecretKey     string
 	StripeAPIBase       string
@@ -209,6 +220,51 @@ var options = []option{
 			}
 			c.WebhookRetries = append(c.WebhookRetries, d)
 		}
+		return nil
+	}},
+	{"SHORTLINK_WEBHOOK_TIMEOUT", "10s", func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > time.Minute {
+			return fmt.Errorf("must be a duration from 1ms to 1m")
+		}
+		c.WebhookTimeout = d
+		return nil
+	}},
+	{"SHORTLINK_WEBHOOK_CONCURRENCY", "256", func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100_000 {
+			return fmt.Errorf("must be a whole number of attempts from 1 to 100000")
+		}
+		c.WebhookConcurrency = n
+		return nil
+	}},
+	{"SHORTLINK_WEBHOOK_ENDPOINT_CONCURRENCY", strconv.Itoa(webhook.DefaultEndpointConcurrency), func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return fmt.Errorf("must be a whole number of attempts from 1 to 1000")
+		}
+		c.WebhookEndpointConcurrency = n
+		return nil
+	}},
+	{"SHORTLINK_WEBHOOK_BREAKER", "5,30s,10m", func(c *Config, v string) error {
+		if v == "off" {
+			c.WebhookBreaker = webhook.Breaker{}
+			return nil
+		}
+		parts := splitList(v)
+		if len(parts) != 3 {
+			return fmt.Errorf("must be off, or the failures that open it, the first cool-down and the longest, like 5,30s,10m")
+		}
+		n, err := strconv.Atoi(parts[0])
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q is not a number of failures", parts[0])
+		}
+		first, err1 := time.ParseDuration(parts[1])
+		longest, err2 := time.ParseDuration(parts[2])
+		if err1 != nil || err2 != nil || first <= 0 || longest < first {
+			return fmt.Errorf("the cool-downs must be durations, the first no longer than the longest")
+		}
+		c.WebhookBreaker = webhook.Breaker{Threshold: n, Cooldown: first, MaxCooldown: longest}
 		return nil
 	}},
 	{"SHORTLINK_EDGE_CACHE_LINKS", strconv.Itoa(DefaultEdgeCacheLinks), func(c *Config, v string) error {

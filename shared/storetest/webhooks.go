@@ -298,6 +298,172 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 		}
 	})
 
+	t.Run("OKFairRoundRobin", func(t *testing.T) {
+		// Each webhook has its own line: the first due delivery of every
+		// webhook is taken before the second of any, however early one
+		// webhook's backlog was queued.
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		a, b, c := fairHooks(t, s, ws.ID, 5, 2, 1)
+		now := time.Now().Add(time.Second)
+		got, err := s.ClaimFair(ctx, "rr", now, now.Add(time.Minute), 10_000, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = mine(got, ws.ID)
+		if len(got) != 8 {
+			t.Fatalf("claimed %d of 8", len(got))
+		}
+		place := map[string]int{}
+		var seq []int
+		for _, x := range got {
+			place[x.Webhook.ID]++
+			seq = append(seq, place[x.Webhook.ID])
+		}
+		for i := 1; i < len(seq); i++ {
+			if seq[i] < seq[i-1] {
+				t.Fatalf("places in line %v, want each webhook's first before any second (round-robin)", seq)
+			}
+		}
+		// A webhook's deliveries in flight stand ahead in its line: with a
+		// cap of 2, a has none left to take, b one, c none.
+		ws2 := MustCreateWorkspace(t, s)
+		a, b, c = fairHooks(t, s, ws2.ID, 5, 2, 1)
+		first, err := s.ClaimFair(ctx, "rr", now, now.Add(time.Minute), 10_000, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := perHook(mine(first, ws2.ID)); n[a.ID] != 1 || n[b.ID] != 1 || n[c.ID] != 1 {
+			t.Fatalf("cap 1: claimed %v, want one of each", n)
+		}
+		more, err := s.ClaimFair(ctx, "rr", now, now.Add(time.Minute), 10_000, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := perHook(mine(more, ws2.ID)); n[a.ID] != 1 || n[b.ID] != 1 || n[c.ID] != 0 {
+			t.Fatalf("cap 2 with one in flight each: claimed %v, want a 1, b 1, c 0", n)
+		}
+	})
+
+	t.Run("OKFairCapAcrossClaimers", func(t *testing.T) {
+		// Many claimers at once (as several control planes on one
+		// database): no webhook ever has more than its cap leased.
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		a, b, _ := fairHooks(t, s, ws.ID, 12, 12, 0)
+		now := time.Now().Add(time.Second)
+		var mu sync.Mutex
+		leased := map[string]int{}
+		var wg sync.WaitGroup
+		for i := range 8 {
+			owner := "claimer-" + string(rune('a'+i))
+			wg.Go(func() {
+				for range 5 {
+					c, err := s.ClaimFair(ctx, owner, now, now.Add(time.Minute), 1+i%3, 2)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					for k, v := range perHook(mine(c, ws.ID)) {
+						leased[k] += v
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if leased[a.ID] != 2 || leased[b.ID] != 2 {
+			t.Fatalf("leased at once: %v, want 2 of each webhook", leased)
+		}
+		// An attempt recorded frees its slot; an expired lease frees its slot.
+		c, err := s.ClaimFair(ctx, "z", now.Add(2*time.Minute), now.Add(3*time.Minute), 10_000, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := perHook(mine(c, ws.ID)); n[a.ID] != 2 || n[b.ID] != 2 {
+			t.Fatalf("after the leases ended: %v, want 2 of each", n)
+		}
+	})
+
+	t.Run("OKBreakerOpensAndProbes", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		w, _, _ := fairHooks(t, s, ws.ID, 10, 0, 0)
+		br := webhook.Breaker{Threshold: 2, Cooldown: time.Minute, MaxCooldown: 90 * time.Second}
+		t0 := time.Now().Add(time.Second).UTC().Truncate(time.Microsecond)
+		claim := func(now time.Time) []webhook.Claimed {
+			t.Helper()
+			c, err := s.ClaimFair(ctx, "br", now, now.Add(time.Minute), 10_000, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return mine(c, ws.ID)
+		}
+		record := func(c webhook.Claimed, at time.Time, ok bool) {
+			t.Helper()
+			a := webhook.Attempt{At: at, OK: ok, Breaker: br}
+			if !ok {
+				a.Unreachable, a.Error, a.Next = true, "timeout after 10s", &at
+			}
+			if err := s.RecordAttempt(ctx, "br", c.Delivery.ID, a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := claim(t0)
+		if len(c) != 2 {
+			t.Fatalf("claimed %d, want 2 (the cap)", len(c))
+		}
+		record(c[0], t0, false)
+		record(c[1], t0, false) // the threshold: open for a minute
+		if c := claim(t0.Add(59 * time.Second)); len(c) != 0 {
+			t.Fatalf("claimed %d while the breaker is open", len(c))
+		}
+		probe := claim(t0.Add(61 * time.Second))
+		if len(probe) != 1 {
+			t.Fatalf("claimed %d after the cool-down, want 1 probe", len(probe))
+		}
+		if c := claim(t0.Add(62 * time.Second)); len(c) != 0 {
+			t.Fatalf("claimed %d beside the probe", len(c))
+		}
+		t1 := t0.Add(61 * time.Second)
+		record(probe[0], t1, false) // the probe fails: open again, longer (90 s, the most)
+		if c := claim(t1.Add(80 * time.Second)); len(c) != 0 {
+			t.Fatalf("claimed %d while the breaker is open again", len(c))
+		}
+		probe = claim(t1.Add(91 * time.Second))
+		if len(probe) != 1 {
+			t.Fatalf("claimed %d after the second cool-down, want 1 probe", len(probe))
+		}
+		t2 := t1.Add(91 * time.Second)
+		record(probe[0], t2, true) // an answer closes it
+		if c := claim(t2); len(c) != 2 {
+			t.Fatalf("claimed %d once closed, want 2", len(c))
+		}
+		// Nothing lost, and only attempts made count as failures.
+		got, err := s.GetWebhook(ctx, ws.ID, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.IsActive || got.ConsecutiveFailures != 0 {
+			t.Fatalf("webhook after the breaker closed: active %v, failures %d", got.IsActive, got.ConsecutiveFailures)
+		}
+		list, total, err := s.ListDeliveries(ctx, webhook.Filter{WorkspaceID: ws.ID, WebhookID: w.ID, Limit: 100})
+		if err != nil || total != 10 {
+			t.Fatalf("deliveries: %d, %v", total, err)
+		}
+		attempts, pending := 0, 0
+		for _, d := range list {
+			attempts += d.Attempts
+			if d.Status == webhook.StatusPending {
+				pending++
+			}
+		}
+		if attempts != 4 || pending != 9 {
+			t.Fatalf("attempts %d, pending %d; want 4 and 9", attempts, pending)
+		}
+	})
+
 	t.Run("OKAttempts", func(t *testing.T) {
 		s := open(t)
 		ws := MustCreateWorkspace(t, s)
@@ -446,4 +612,34 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 			t.Fatalf("after re-enabling: claimed %d, want 1", len(c))
 		}
 	})
+}
+
+// fairHooks creates three webhooks of the workspace and enqueues na, nb and
+// nc messages to them, in that order: a's backlog first.
+func fairHooks(t *testing.T, s WebhookStores, workspaceID string, na, nb, nc int) (a, b, c *webhook.Webhook) {
+	t.Helper()
+	ctx := context.Background()
+	a = MustCreateWebhook(t, s, NewWebhook(workspaceID, webhook.EventLinkCreated))
+	b = MustCreateWebhook(t, s, NewWebhook(workspaceID, webhook.EventLinkUpdated))
+	c = MustCreateWebhook(t, s, NewWebhook(workspaceID, webhook.EventLinkDeleted))
+	for _, x := range []struct {
+		event string
+		n     int
+	}{{webhook.EventLinkCreated, na}, {webhook.EventLinkUpdated, nb}, {webhook.EventLinkDeleted, nc}} {
+		for range x.n {
+			if err := s.EnqueueMessages(ctx, []webhook.Message{mustMessage(t, workspaceID, x.event)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return a, b, c
+}
+
+// perHook counts the claimed deliveries of each webhook.
+func perHook(c []webhook.Claimed) map[string]int {
+	out := map[string]int{}
+	for _, x := range c {
+		out[x.Webhook.ID]++
+	}
+	return out
 }

@@ -148,7 +148,47 @@ type Attempt struct {
 	OK             bool
 	// Next is when to try again (nil: no more tries, the delivery failed).
 	Next *time.Time
+	// Unreachable reports an attempt that got no HTTP answer: a timeout, a
+	// refused or reset connection, a DNS or TLS failure. Only these move the
+	// webhook's circuit breaker; an answer of any status closes it.
+	Unreachable bool
+	// Breaker is the policy the store applies to the webhook's breaker
+	// with this attempt's outcome.
+	Breaker Breaker
 }
+
+// Breaker is the circuit breaker's policy. After Threshold unreachable
+// attempts in a row the webhook is paused: none of its deliveries is
+// claimed for a cool-down (Cooldown, doubling each time the breaker opens
+// again, at most MaxCooldown). Then one probe attempt is made: an answer
+// closes the breaker, another unreachable attempt opens it again at once.
+// A paused webhook's deliveries stay pending with their attempts unspent,
+// and attempts not made are not failures: the breaker neither loses
+// messages nor hastens MaxConsecutiveFailures.
+type Breaker struct {
+	// Threshold is how many unreachable attempts in a row open the
+	// breaker; 0 turns the breaker off.
+	Threshold   int
+	Cooldown    time.Duration
+	MaxCooldown time.Duration
+}
+
+// DefaultBreaker is the breaker of SHORTLINK_WEBHOOK_BREAKER's default "5,30s,10m".
+var DefaultBreaker = Breaker{Threshold: 5, Cooldown: 30 * time.Second, MaxCooldown: 10 * time.Minute}
+
+// CooldownAfter returns the pause after the breaker opened the opens-th
+// time in a row (1 for the first): Cooldown doubled each time, at most MaxCooldown.
+func (b Breaker) CooldownAfter(opens int) time.Duration {
+	d := b.Cooldown
+	for i := 1; i < opens && d < b.MaxCooldown; i++ {
+		d *= 2
+	}
+	return min(d, max(b.MaxCooldown, b.Cooldown))
+}
+
+// DefaultEndpointConcurrency is how many attempts of one webhook may be in
+// flight at once across every dispatcher (SHORTLINK_WEBHOOK_ENDPOINT_CONCURRENCY).
+const DefaultEndpointConcurrency = 2
 
 // Filter selects a page of a workspace's webhooks (oldest first) or of a
 // webhook's deliveries (newest first).
@@ -185,10 +225,20 @@ type Store interface {
 	// ClaimDue leases up to n pending deliveries that are due at now, of
 	// active webhooks, to owner until leaseUntil: no other claimer gets them
 	// before then. It returns them with their webhooks.
+	// It is ClaimFair with no bound per webhook but n.
 	ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, n int) ([]Claimed, error)
+	// ClaimFair is ClaimDue taken fairly across webhooks: each webhook has
+	// its own line, and the deliveries are taken by their place in it (the
+	// first due of every webhook, then the second, …), so that one
+	// webhook's backlog does not delay another's. A webhook gets at most
+	// perWebhook deliveries leased and unexpired at once, whoever the
+	// claimers are (several processes on one database included), and none
+	// while its breaker is open; after the cool-down, one probe.
+	ClaimFair(ctx context.Context, owner string, now, leaseUntil time.Time, n, perWebhook int) ([]Claimed, error)
 	// RecordAttempt stores the outcome of an attempt of a delivery leased
 	// by owner, and the webhook's failure count (disabling it, and failing
-	// its pending deliveries, at MaxConsecutiveFailures).
+	// its pending deliveries, at MaxConsecutiveFailures) and its circuit
+	// breaker (a.Breaker).
 	RecordAttempt(ctx context.Context, owner, deliveryID string, a Attempt) error
 	// GetDelivery returns the workspace's delivery, or NOT_FOUND.
 	GetDelivery(ctx context.Context, workspaceID, id string) (*Delivery, error)

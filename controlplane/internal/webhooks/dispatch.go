@@ -26,8 +26,23 @@ type DispatcherOptions struct {
 	// Poll is how often the outbox is read when nothing wakes the
 	// dispatcher (default 1 s): changes made by other processes, and retries.
 	Poll time.Duration
-	// Workers bounds the attempts made at once (default 8).
+	// Workers bounds the attempts this dispatcher makes at once
+	// (SHORTLINK_WEBHOOK_CONCURRENCY, default 256). An attempt waiting on a
+	// slow receiver costs a goroutine and a connection, not a thread, so
+	// this is generous: the scarce thing is each endpoint's share.
 	Workers int
+	// PerEndpoint bounds the attempts of one webhook in flight at once,
+	// across every dispatcher on the database
+	// (SHORTLINK_WEBHOOK_ENDPOINT_CONCURRENCY, default 2).
+	PerEndpoint int
+	// Breaker is the circuit breaker's policy (SHORTLINK_WEBHOOK_BREAKER);
+	// the zero value turns it off.
+	Breaker webhook.Breaker
+	// Lease, when set, is how long a claimed delivery is this dispatcher's
+	// (SHORTLINK_WEBHOOK_LEASE, default 1 min; tests shorten it, so that a
+	// killed dispatcher's attempts are taken over sooner). It is never
+	// shorter than the Sender's timeout and a second.
+	Lease time.Duration
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 }
@@ -36,6 +51,9 @@ type DispatcherOptions struct {
 // the longest attempt (10 s) by far, so that only a dead dispatcher's
 // deliveries are ever taken over.
 const leaseTime = time.Minute
+
+// DefaultWorkers is SHORTLINK_WEBHOOK_CONCURRENCY's default.
+const DefaultWorkers = 256
 
 // maxRetryAfter bounds how long a receiver's Retry-After may push a retry.
 const maxRetryAfter = time.Hour
@@ -50,7 +68,17 @@ type Dispatcher struct {
 	owner string
 	lease time.Duration
 	wake  chan struct{}
+	// records bounds the attempts' outcomes being written at once. Hundreds
+	// of attempts may end together (receivers timing out in step); on
+	// SQLite each write waits for the one writer's lock, and a crowd of them
+	// starved the API's writes past busy_timeout (SQLITE_BUSY answered 500
+	// to link creation in webhookbench). A few at a time leaves the store to
+	// the API too; on PostgreSQL a record takes a millisecond or two.
+	records chan struct{}
 }
+
+// maxRecords is how many outcomes a dispatcher writes at once.
+const maxRecords = 4
 
 // NewDispatcher returns a dispatcher; Run starts it.
 func NewDispatcher(o DispatcherOptions) *Dispatcher {
@@ -61,7 +89,10 @@ func NewDispatcher(o DispatcherOptions) *Dispatcher {
 		o.Poll = time.Second
 	}
 	if o.Workers <= 0 {
-		o.Workers = 8
+		o.Workers = DefaultWorkers
+	}
+	if o.PerEndpoint <= 0 {
+		o.PerEndpoint = webhook.DefaultEndpointConcurrency
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -69,10 +100,21 @@ func NewDispatcher(o DispatcherOptions) *Dispatcher {
 	host, _ := os.Hostname()
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
+	lease := leaseTime
+	if o.Lease > 0 {
+		lease = o.Lease
+	}
+	if o.Sender != nil {
+		// A lease outlives the longest attempt, whatever the settings: a
+		// shorter one would let a second dispatcher make the same attempt
+		// while the first still waits for its answer.
+		lease = max(lease, o.Sender.Timeout()+time.Second)
+	}
 	return &Dispatcher{
 		o: o, owner: host + "/" + hex.EncodeToString(b),
-		lease: leaseTime,
-		wake:  make(chan struct{}, 1),
+		lease:   lease,
+		wake:    make(chan struct{}, 1),
+		records: make(chan struct{}, maxRecords),
 	}
 }
 
@@ -85,6 +127,10 @@ func (d *Dispatcher) Notify() {
 }
 
 // Run delivers until ctx ends, then waits for the attempts in flight.
+// Deliveries are claimed fairly (ClaimFair): round-robin across webhooks,
+// at most PerEndpoint of a webhook in flight, none of a paused one. Each
+// attempt that ends wakes the loop, since it makes room for its webhook's
+// next delivery.
 func (d *Dispatcher) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -95,7 +141,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		if free > 0 {
 			now := d.o.Now()
 			var err error
-			claimed, err = d.o.Store.ClaimDue(ctx, d.owner, now, now.Add(d.lease), free)
+			claimed, err = d.o.Store.ClaimFair(ctx, d.owner, now, now.Add(d.lease), free, d.o.PerEndpoint)
 			if err != nil && ctx.Err() == nil {
 				d.o.Logger.Error("webhook outbox unreadable", "err", err)
 			}
@@ -104,7 +150,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			slots <- struct{}{}
 			wg.Add(1)
 			go func() {
-				defer func() { <-slots; wg.Done() }()
+				defer func() { <-slots; d.Notify(); wg.Done() }()
 				// An attempt in flight finishes even when Run is stopped:
 				// its outcome is recorded, not left to a lease to expire.
 				d.Attempt(context.WithoutCancel(ctx), c)
@@ -133,6 +179,8 @@ func (d *Dispatcher) attempt(ctx context.Context, c webhook.Claimed, retry bool)
 	a := webhook.Attempt{
 		At: now, ResponseTimeMs: int(res.Elapsed / time.Millisecond), ResponseBody: res.Body,
 		Error: res.Err, OK: res.OK,
+		// No answer at all: the breaker's business.
+		Unreachable: !res.OK && res.Status == 0, Breaker: d.o.Breaker,
 	}
 	if res.Status != 0 {
 		st := res.Status
@@ -141,7 +189,10 @@ func (d *Dispatcher) attempt(ctx context.Context, c webhook.Claimed, retry bool)
 	if !res.OK && retry {
 		a.Next = d.next(c.Delivery.Attempts+1, res.RetryAfter, now)
 	}
-	if err := d.o.Store.RecordAttempt(ctx, d.owner, c.Delivery.ID, a); err != nil {
+	d.records <- struct{}{}
+	err := d.o.Store.RecordAttempt(ctx, d.owner, c.Delivery.ID, a)
+	<-d.records
+	if err != nil {
 		if errors.Is(err, webhook.ErrLeaseLost) {
 			d.o.Logger.Info("webhook attempt not recorded: the delivery is another's now, or ended",
 				"delivery", c.Delivery.ID)
@@ -182,15 +233,15 @@ func (d *Dispatcher) Owner() string { return d.owner }
 func (d *Dispatcher) Lease() time.Duration { return d.lease }
 
 // FromConfig returns the dispatcher the settings describe: the retry
-// schedule, the SSRF guard and the extra TLS roots.
+// schedule, the SSRF guard, the extra TLS roots, the attempt timeout, the
+// concurrency (in all and per endpoint) and the circuit breaker.
 func FromConfig(cfg *config.Config, st webhook.Store, log *slog.Logger) (*Dispatcher, error) {
-	sender, err := NewSender(SenderOptions{AllowPrivate: cfg.WebhookAllowPriv, CAFile: cfg.WebhookCAFile})
+	sender, err := NewSender(SenderOptions{AllowPrivate: cfg.WebhookAllowPriv, CAFile: cfg.WebhookCAFile,
+		Timeout: cfg.WebhookTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("invalid setting SHORTLINK_WEBHOOK_CA_FILE: %w", err)
 	}
-	d := NewDispatcher(DispatcherOptions{Store: st, Sender: sender, Schedule: cfg.WebhookRetries, Logger: log})
-	if cfg.WebhookLease > 0 {
-		d.lease = cfg.WebhookLease // SHORTLINK_WEBHOOK_LEASE: tests shorten it
-	}
-	return d, nil
+	return NewDispatcher(DispatcherOptions{Store: st, Sender: sender, Schedule: cfg.WebhookRetries, Logger: log,
+		Workers: cfg.WebhookConcurrency, PerEndpoint: cfg.WebhookEndpointConcurrency, Breaker: cfg.WebhookBreaker,
+		Lease: cfg.WebhookLease}), nil
 }

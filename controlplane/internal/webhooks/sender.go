@@ -141,6 +141,9 @@ func NewSender(o SenderOptions) (*Sender, error) {
 	return &Sender{o: o, client: client}, nil
 }
 
+// Timeout is how long an attempt may last.
+func (s *Sender) Timeout() time.Duration { return s.o.Timeout }
+
 // Sign returns the X-Webhook-Signature value: "sha256=" and the hex
 // HMAC-SHA-256 of body keyed with the secret string's bytes as they are
 // ("whsec_…", CONTRACT §9).
