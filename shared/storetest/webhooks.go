@@ -304,7 +304,7 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 		// webhook's backlog was queued.
 		s := open(t)
 		ws := MustCreateWorkspace(t, s)
-		a, b, c := fairHooks(t, s, ws.ID, 5, 2, 1)
+		fairHooks(t, s, ws.ID, 5, 2, 1)
 		now := time.Now().Add(time.Second)
 		got, err := s.ClaimFair(ctx, "rr", now, now.Add(time.Minute), 10_000, 10)
 		if err != nil {
@@ -328,7 +328,7 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 		// A webhook's deliveries in flight stand ahead in its line: with a
 		// cap of 2, a has none left to take, b one, c none.
 		ws2 := MustCreateWorkspace(t, s)
-		a, b, c = fairHooks(t, s, ws2.ID, 5, 2, 1)
+		a, b, c := fairHooks(t, s, ws2.ID, 5, 2, 1)
 		first, err := s.ClaimFair(ctx, "rr", now, now.Add(time.Minute), 10_000, 1)
 		if err != nil {
 			t.Fatal(err)
