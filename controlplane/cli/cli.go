@@ -133,7 +133,7 @@ func serve(ctx context.Context, p Program, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeLimiter()
-	dispatcher, err := webhooks.FromConfig(cfg, st, log)
+	dispatcher, err := webhooks.FromConfig(cfg, st, log, reg)
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,6 @@ package e2e
 import (
 	"fmt"
 	"net/http"
-	"regexp"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -158,9 +156,6 @@ func countersSettled(t *testing.T, s *Server, key, id string) (count, total int6
 	}
 }
 
-// clicksLostLine is the sample of shortlink_clicks_lost_total.
-var clicksLostLine = regexp.MustCompile(`(?m)^shortlink_clicks_lost_total (\S+)$`)
-
 // clicksLost reads shortlink_clicks_lost_total where the click pipeline
 // serves it: the standalone API listener, the split analytics process.
 func (s *Server) clicksLost(t testing.TB) float64 {
@@ -169,14 +164,9 @@ func (s *Server) clicksLost(t testing.TB) float64 {
 	if splitShape {
 		url = metricsLine.FindStringSubmatch(s.analytics.stdout.String())[1]
 	}
-	r := s.Request(t, "GET", url, nil, nil)
-	m := clicksLostLine.FindStringSubmatch(string(r.Body))
-	if r.Status != http.StatusOK || m == nil {
-		t.Fatalf("GET %s: %d, no shortlink_clicks_lost_total", url, r.Status)
-	}
-	v, err := strconv.ParseFloat(m[1], 64)
-	if err != nil {
-		t.Fatalf("shortlink_clicks_lost_total %q: %v", m[1], err)
+	v, found, err := s.scrapeMetric(url, "shortlink_clicks_lost_total")
+	if err != nil || !found {
+		t.Fatalf("%s: no shortlink_clicks_lost_total (%v)", url, err)
 	}
 	return v
 }

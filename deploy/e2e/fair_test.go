@@ -5,6 +5,7 @@ package e2e
 // endpoint has at most two attempts in flight.
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"testing"
@@ -69,5 +70,23 @@ func TestFairDeliveryHangingNeighbours(t *testing.T) {
 		}
 	} else {
 		t.Logf("the in-flight check was skipped: %v passed, the first attempts may have ended", time.Since(started))
+	}
+
+	// What an operator sees on the control plane's /metrics: the healthy
+	// deliveries, and the hanging endpoints' attempts ending unanswered.
+	deadline := time.Now().Add(fairTimeout + 30*time.Second)
+	for {
+		delivered, _, err1 := tg.scrapeMetric(tg.Origin()+"/metrics", `shortlink_webhook_attempts_total{result="delivered"}`)
+		unreachable, _, err2 := tg.scrapeMetric(tg.Origin()+"/metrics", `shortlink_webhook_attempts_total{result="unreachable"}`)
+		if err := errors.Join(err1, err2); err != nil {
+			t.Fatal(err)
+		}
+		if delivered >= 3 && unreachable >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/metrics: %v attempts delivered, %v unreachable; want at least 3 and 1", delivered, unreachable)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

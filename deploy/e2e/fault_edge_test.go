@@ -208,17 +208,14 @@ func (tg *Target) awaitSettled(t testing.TB, key string, links []Link, min int64
 // edgeMetric reads one series of the edge's /metrics; -1 when it is absent.
 func (tg *Target) edgeMetric(t testing.TB, name string) float64 {
 	t.Helper()
-	r := tg.Edge(t, "GET", "metrics", nil, nil)
-	for _, line := range strings.Split(string(r.Body), "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				t.Fatalf("/metrics: %s: %v", line, err)
-			}
-			return f
-		}
+	v, found, err := tg.scrapeMetric(tg.EdgeBase+"metrics", name)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return -1
+	if !found {
+		return -1
+	}
+	return v
 }
 
 // edgeStderr is what the edge process wrote on stderr (in the standalone

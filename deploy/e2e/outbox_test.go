@@ -8,7 +8,6 @@ package e2e
 
 import (
 	"net/http"
-	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -48,26 +47,19 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// outboxPending is the backlog's series on the API's /metrics.
-var outboxPending = regexp.MustCompile(`(?m)^shortlink_change_outbox_pending (\S+)$`)
-
-// pendingChanges reads shortlink_change_outbox_pending; false when it cannot.
+// pendingChanges reads shortlink_change_outbox_pending on the API's
+// /metrics; false when it cannot.
 func pendingChanges(t *testing.T, s *Server) (int, bool) {
 	t.Helper()
-	r, err := s.try("GET", s.Origin()+"/metrics", nil, nil)
-	if err != nil || r.Status != http.StatusOK {
+	v, found, err := s.scrapeMetric(s.Origin()+"/metrics", "shortlink_change_outbox_pending")
+	if err != nil {
 		return 0, false
 	}
-	m := outboxPending.FindSubmatch(r.Body)
-	if m == nil {
+	if !found {
 		t.Errorf("/metrics has no shortlink_change_outbox_pending")
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(string(m[1]), 64)
-	if err != nil {
-		t.Fatalf("shortlink_change_outbox_pending %q: %v", m[1], err)
-	}
-	return int(f), true
+	return int(v), true
 }
 
 // awaitDrained waits until the change outbox is empty.

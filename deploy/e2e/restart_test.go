@@ -5,8 +5,12 @@ package e2e
 // same binary again on the same data folder and engines.
 
 import (
+	"fmt"
+	"net/http"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -141,4 +145,29 @@ func TestRelaunch(t *testing.T) {
 			t.Fatalf("after %s was killed and started again: GET /links/%s: %s", role, l.ID, r)
 		}
 	}
+}
+
+// scrapeMetric reads one sample from the Prometheus text served at url:
+// series is the metric's name with its labels as the exposition writes
+// them (`shortlink_edge_click_spool_bytes`,
+// `shortlink_webhook_attempts_total{result="unreachable"}`). found is false
+// when the series is not there; err when the page could not be read.
+func (tg *Target) scrapeMetric(url, series string) (v float64, found bool, err error) {
+	r, err := tg.try("GET", url, nil, nil)
+	if err != nil {
+		return 0, false, err
+	}
+	if r.Status != http.StatusOK {
+		return 0, false, fmt.Errorf("GET %s: %s", url, r)
+	}
+	for _, line := range strings.Split(string(r.Body), "\n") {
+		if s, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil {
+				return 0, false, fmt.Errorf("%s: %s: %v", url, line, err)
+			}
+			return f, true, nil
+		}
+	}
+	return 0, false, nil
 }

@@ -518,7 +518,7 @@ func (s *Store) ClaimFair(ctx context.Context, owner string, now, leaseUntil tim
 }
 
 // RecordAttempt implements webhook.Store.
-func (s *Store) RecordAttempt(ctx context.Context, owner, deliveryID string, a webhook.Attempt) error {
+func (s *Store) RecordAttempt(ctx context.Context, owner, deliveryID string, a webhook.Attempt) (webhook.Recorded, error) {
 	status := webhook.StatusPending
 	switch {
 	case a.OK:
@@ -539,9 +539,13 @@ func (s *Store) RecordAttempt(ctx context.Context, owner, deliveryID string, a w
 	if a.ResponseStatus != nil {
 		respStatus = sql.NullInt64{Int64: int64(*a.ResponseStatus), Valid: true}
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	var rec webhook.Recorded
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		rec = webhook.Recorded{}
 		var webhookID string
-		err := tx.QueryRowContext(ctx, `SELECT webhook_id FROM webhook_deliveries WHERE id = $1`, deliveryID).Scan(&webhookID)
+		err := tx.QueryRowContext(ctx, `SELECT webhook_id, workspace_id FROM webhook_deliveries WHERE id = $1`,
+			deliveryID).Scan(&webhookID, &rec.WorkspaceID)
+		rec.WebhookID = webhookID
 		if errors.Is(err, sql.ErrNoRows) {
 			return webhook.ErrLeaseLost
 		}
@@ -575,7 +579,7 @@ func (s *Store) RecordAttempt(ctx context.Context, owner, deliveryID string, a w
 		} else if n == 0 {
 			return webhook.ErrLeaseLost
 		}
-		if err := recordBreaker(ctx, tx, webhookID, a); err != nil {
+		if rec.PausedUntil, err = recordBreaker(ctx, tx, webhookID, a); err != nil {
 			return fmt.Errorf("record attempt: %w", err)
 		}
 		if a.OK {
@@ -603,8 +607,13 @@ func (s *Store) RecordAttempt(ctx context.Context, owner, deliveryID string, a w
 			lease_owner = NULL, lease_until = NULL,
 			error = COALESCE(error || '; ', '') || 'not retried: the webhook was disabled after 10 consecutive failures'
 			WHERE webhook_id = $1 AND status = 'pending'`, webhookID)
+		rec.Disabled = err == nil
 		return err
 	})
+	if err != nil {
+		return webhook.Recorded{}, err
+	}
+	return rec, nil
 }
 
 // recordBreaker moves, within tx and under the webhook's lock, its circuit
@@ -612,34 +621,35 @@ func (s *Store) RecordAttempt(ctx context.Context, owner, deliveryID string, a w
 // it; an unreachable attempt counts, and opens it at the threshold or when
 // it was the probe after a cool-down; an attempt that started before the
 // breaker opened (another in flight then) leaves it as it is.
-func recordBreaker(ctx context.Context, tx *sql.Tx, webhookID string, a webhook.Attempt) error {
+func recordBreaker(ctx context.Context, tx *sql.Tx, webhookID string, a webhook.Attempt) (opened *time.Time, err error) {
 	var unreachable, opens int
 	var paused sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT unreachable_attempts, breaker_opens, paused_until FROM webhooks WHERE id = $1`,
 		webhookID).Scan(&unreachable, &opens, &paused); err != nil {
-		return err
+		return nil, err
 	}
 	b, at := a.Breaker, micros(a.At)
 	switch {
 	case !a.Unreachable:
 		if unreachable == 0 && opens == 0 && !paused.Valid {
-			return nil
+			return nil, nil
 		}
 		unreachable, opens, paused = 0, 0, sql.NullInt64{}
 	case paused.Valid && paused.Int64 > at:
-		return nil
+		return nil, nil
 	case b.Threshold > 0 && (paused.Valid || unreachable+1 >= b.Threshold):
 		opens++
 		unreachable = 0
 		// The cool-down runs from the attempt's end, not its start.
 		end := a.At.Add(time.Duration(a.ResponseTimeMs) * time.Millisecond)
-		paused = sql.NullInt64{Int64: micros(end.Add(b.CooldownAfter(opens))), Valid: true}
+		until := end.Add(b.CooldownAfter(opens))
+		paused, opened = sql.NullInt64{Int64: micros(until), Valid: true}, &until
 	default:
 		unreachable++
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE webhooks SET unreachable_attempts = $2, breaker_opens = $3, paused_until = $4
+	_, err = tx.ExecContext(ctx, `UPDATE webhooks SET unreachable_attempts = $2, breaker_opens = $3, paused_until = $4
 		WHERE id = $1`, webhookID, unreachable, opens, paused)
-	return err
+	return opened, err
 }
 
 func scanWebhook(row scanner) (*webhook.Webhook, error) { return scanWebhookWith(row) }

@@ -164,7 +164,7 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 		now := time.Now()
 		later := now.Add(time.Hour)
 		for _, c := range claimAll(t, s, ws.ID, "a", now) {
-			if err := s.RecordAttempt(ctx, "a", c.Delivery.ID, webhook.Attempt{At: now, Error: "status 500", Next: &later}); err != nil {
+			if _, err := s.RecordAttempt(ctx, "a", c.Delivery.ID, webhook.Attempt{At: now, Error: "status 500", Next: &later}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -287,13 +287,13 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 		var first string
 		for d, o := range seen {
 			first = d
-			err := s.RecordAttempt(ctx, o, d, webhook.Attempt{At: now, OK: true})
+			_, err := s.RecordAttempt(ctx, o, d, webhook.Attempt{At: now, OK: true})
 			if !errors.Is(err, webhook.ErrLeaseLost) {
 				t.Fatalf("record with a lost lease: %v", err)
 			}
 			break
 		}
-		if err := s.RecordAttempt(ctx, "z", first, webhook.Attempt{At: now, OK: true}); err != nil {
+		if _, err := s.RecordAttempt(ctx, "z", first, webhook.Attempt{At: now, OK: true}); err != nil {
 			t.Fatalf("record by the new owner: %v", err)
 		}
 	})
@@ -400,22 +400,34 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 			}
 			return mine(c, ws.ID)
 		}
-		record := func(c webhook.Claimed, at time.Time, ok bool) {
+		// record records an attempt and checks whether it opened the
+		// breaker, until when: the dispatcher logs and counts that.
+		record := func(c webhook.Claimed, at time.Time, ok bool, opens time.Duration) {
 			t.Helper()
 			a := webhook.Attempt{At: at, OK: ok, Breaker: br}
 			if !ok {
 				a.Unreachable, a.Error, a.Next = true, "timeout after 10s", &at
 			}
-			if err := s.RecordAttempt(ctx, "br", c.Delivery.ID, a); err != nil {
+			rec, err := s.RecordAttempt(ctx, "br", c.Delivery.ID, a)
+			if err != nil {
 				t.Fatal(err)
+			}
+			if rec.WebhookID != w.ID || rec.WorkspaceID != ws.ID || rec.Disabled {
+				t.Fatalf("recorded %+v, want webhook %s of %s, not disabled", rec, w.ID, ws.ID)
+			}
+			switch {
+			case opens == 0 && rec.PausedUntil != nil:
+				t.Fatalf("the attempt at %v opened the breaker until %v", at, rec.PausedUntil)
+			case opens != 0 && (rec.PausedUntil == nil || !rec.PausedUntil.Equal(at.Add(opens))):
+				t.Fatalf("the attempt at %v: paused until %v, want %v", at, rec.PausedUntil, at.Add(opens))
 			}
 		}
 		c := claim(t0)
 		if len(c) != 2 {
 			t.Fatalf("claimed %d, want 2 (the cap)", len(c))
 		}
-		record(c[0], t0, false)
-		record(c[1], t0, false) // the threshold: open for a minute
+		record(c[0], t0, false, 0)
+		record(c[1], t0, false, time.Minute) // the threshold: open for a minute
 		if c := claim(t0.Add(59 * time.Second)); len(c) != 0 {
 			t.Fatalf("claimed %d while the breaker is open", len(c))
 		}
@@ -427,7 +439,7 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 			t.Fatalf("claimed %d beside the probe", len(c))
 		}
 		t1 := t0.Add(61 * time.Second)
-		record(probe[0], t1, false) // the probe fails: open again, longer (90 s, the most)
+		record(probe[0], t1, false, 90*time.Second) // the probe fails: open again, longer (90 s, the most)
 		if c := claim(t1.Add(80 * time.Second)); len(c) != 0 {
 			t.Fatalf("claimed %d while the breaker is open again", len(c))
 		}
@@ -436,7 +448,7 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 			t.Fatalf("claimed %d after the second cool-down, want 1 probe", len(probe))
 		}
 		t2 := t1.Add(91 * time.Second)
-		record(probe[0], t2, true) // an answer closes it
+		record(probe[0], t2, true, 0) // an answer closes it
 		if c := claim(t2); len(c) != 2 {
 			t.Fatalf("claimed %d once closed, want 2", len(c))
 		}
@@ -475,7 +487,7 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 		c := claimAll(t, s, ws.ID, "a", now)[0]
 		st := 503
 		next := now.Add(5 * time.Second)
-		if err := s.RecordAttempt(ctx, "a", c.Delivery.ID, webhook.Attempt{At: now, ResponseStatus: &st,
+		if _, err := s.RecordAttempt(ctx, "a", c.Delivery.ID, webhook.Attempt{At: now, ResponseStatus: &st,
 			ResponseTimeMs: 12, ResponseBody: "busy", Error: "status 503", Next: &next}); err != nil {
 			t.Fatal(err)
 		}
@@ -496,7 +508,7 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 			t.Fatalf("update after a failure: %v, failures %d; want 1", err, w.ConsecutiveFailures)
 		}
 		c = claimAll(t, s, ws.ID, "a", next)[0]
-		if err := s.RecordAttempt(ctx, "a", c.Delivery.ID, webhook.Attempt{At: next, OK: true}); err != nil {
+		if _, err := s.RecordAttempt(ctx, "a", c.Delivery.ID, webhook.Attempt{At: next, OK: true}); err != nil {
 			t.Fatal(err)
 		}
 		d, _ = s.GetDelivery(ctx, ws.ID, c.Delivery.ID)
@@ -535,7 +547,7 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				err := s.RecordAttempt(ctx, "a", x.Delivery.ID, webhook.Attempt{At: now, Error: "status 500", Next: &later})
+				_, err := s.RecordAttempt(ctx, "a", x.Delivery.ID, webhook.Attempt{At: now, Error: "status 500", Next: &later})
 				if err != nil && !errors.Is(err, webhook.ErrLeaseLost) {
 					errs <- err
 				}
@@ -575,8 +587,12 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 				t.Fatalf("attempt %d: nothing to claim", i+1)
 			}
 			later := now.Add(time.Hour)
-			if err := s.RecordAttempt(ctx, "a", c[0].Delivery.ID, webhook.Attempt{At: now, Error: "status 500", Next: &later}); err != nil {
+			rec, err := s.RecordAttempt(ctx, "a", c[0].Delivery.ID, webhook.Attempt{At: now, Error: "status 500", Next: &later})
+			if err != nil {
 				t.Fatal(err)
+			}
+			if rec.Disabled != (i == 9) {
+				t.Fatalf("attempt %d: Disabled %v; the tenth failure disables the webhook", i+1, rec.Disabled)
 			}
 			got, _ := s.GetWebhook(ctx, ws.ID, w.ID)
 			if (i < 9) != got.IsActive {

@@ -238,8 +238,8 @@ type Store interface {
 	// RecordAttempt stores the outcome of an attempt of a delivery leased
 	// by owner, and the webhook's failure count (disabling it, and failing
 	// its pending deliveries, at MaxConsecutiveFailures) and its circuit
-	// breaker (a.Breaker).
-	RecordAttempt(ctx context.Context, owner, deliveryID string, a Attempt) error
+	// breaker (a.Breaker); it says what the attempt did to the webhook.
+	RecordAttempt(ctx context.Context, owner, deliveryID string, a Attempt) (Recorded, error)
 	// GetDelivery returns the workspace's delivery, or NOT_FOUND.
 	GetDelivery(ctx context.Context, workspaceID, id string) (*Delivery, error)
 }
@@ -248,6 +248,19 @@ type Store interface {
 // was read (an edit, or the dispatcher disabling it); the writer reads it
 // again and reapplies its change.
 var ErrChanged = errors.New("the webhook changed since it was read")
+
+// Recorded is what an attempt, once recorded, did to its webhook: the
+// dispatcher logs and counts it.
+type Recorded struct {
+	// WebhookID and WorkspaceID name the webhook of the delivery.
+	WebhookID, WorkspaceID string
+	// PausedUntil is set when the attempt opened the webhook's circuit
+	// breaker: no attempt of it is made before then.
+	PausedUntil *time.Time
+	// Disabled reports that the attempt was the webhook's
+	// MaxConsecutiveFailures-th failure in a row: it is inactive now.
+	Disabled bool
+}
 
 // ErrLeaseLost is returned by RecordAttempt when the delivery is no longer
 // this claimer's: its lease expired and was taken over, its webhook was

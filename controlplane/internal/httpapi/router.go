@@ -121,7 +121,7 @@ func New(o Options) *API {
 	if o.Dispatcher == nil {
 		// Not running: the API makes test attempts with it, nothing else.
 		var err error
-		if o.Dispatcher, err = webhooks.FromConfig(o.Config, o.Store, o.Logger); err != nil {
+		if o.Dispatcher, err = webhooks.FromConfig(o.Config, o.Store, o.Logger, nil); err != nil {
 			panic("httpapi: " + err.Error()) // the composition roots pass their own
 		}
 	}

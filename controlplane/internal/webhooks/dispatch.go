@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/webhook"
 )
@@ -45,6 +47,9 @@ type DispatcherOptions struct {
 	Lease time.Duration
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
+	// Registry, when set, receives the dispatcher's metrics
+	// (shortlink_webhook_*).
+	Registry prometheus.Registerer
 }
 
 // leaseTime is how long a claimed delivery is a dispatcher's: it outlives
@@ -75,6 +80,7 @@ type Dispatcher struct {
 	// to link creation in webhookbench). A few at a time leaves the store to
 	// the API too; on PostgreSQL a record takes a millisecond or two.
 	records chan struct{}
+	metrics *metrics
 }
 
 // maxRecords is how many outcomes a dispatcher writes at once.
@@ -115,6 +121,7 @@ func NewDispatcher(o DispatcherOptions) *Dispatcher {
 		lease:   lease,
 		wake:    make(chan struct{}, 1),
 		records: make(chan struct{}, maxRecords),
+		metrics: newMetrics(o.Registry),
 	}
 }
 
@@ -175,7 +182,10 @@ func (d *Dispatcher) Attempt(ctx context.Context, c webhook.Claimed) { d.attempt
 // attempt is Attempt, with no retry after a failure unless retry.
 func (d *Dispatcher) attempt(ctx context.Context, c webhook.Claimed, retry bool) {
 	now := d.o.Now()
+	d.metrics.inFlight.Inc()
 	res := d.o.Sender.Send(ctx, c.Webhook, c.Delivery, now)
+	d.metrics.inFlight.Dec()
+	d.metrics.attempt(res)
 	a := webhook.Attempt{
 		At: now, ResponseTimeMs: int(res.Elapsed / time.Millisecond), ResponseBody: res.Body,
 		Error: res.Err, OK: res.OK,
@@ -190,7 +200,7 @@ func (d *Dispatcher) attempt(ctx context.Context, c webhook.Claimed, retry bool)
 		a.Next = d.next(c.Delivery.Attempts+1, res.RetryAfter, now)
 	}
 	d.records <- struct{}{}
-	err := d.o.Store.RecordAttempt(ctx, d.owner, c.Delivery.ID, a)
+	rec, err := d.o.Store.RecordAttempt(ctx, d.owner, c.Delivery.ID, a)
 	<-d.records
 	if err != nil {
 		if errors.Is(err, webhook.ErrLeaseLost) {
@@ -201,6 +211,16 @@ func (d *Dispatcher) attempt(ctx context.Context, c webhook.Claimed, retry bool)
 		d.o.Logger.Error("webhook attempt not recorded; it will be made again when its lease ends",
 			"delivery", c.Delivery.ID, "err", err)
 		return
+	}
+	if rec.PausedUntil != nil {
+		d.metrics.paused.Inc()
+		d.o.Logger.Warn("webhook paused by its circuit breaker: its receiver leaves attempts unanswered; its deliveries wait",
+			"webhook", rec.WebhookID, "workspace", rec.WorkspaceID, "until", rec.PausedUntil.UTC().Format(time.RFC3339), "err", res.Err)
+	}
+	if rec.Disabled {
+		d.metrics.disabled.Inc()
+		d.o.Logger.Warn("webhook disabled after consecutive failed attempts; PATCH isActive:true enables it again",
+			"webhook", rec.WebhookID, "workspace", rec.WorkspaceID, "failures", webhook.MaxConsecutiveFailures, "err", res.Err)
 	}
 	if a.Next != nil && a.Next.Sub(now) < d.o.Poll {
 		// Due before the next poll: wake up for it, not a poll later.
@@ -235,7 +255,7 @@ func (d *Dispatcher) Lease() time.Duration { return d.lease }
 // FromConfig returns the dispatcher the settings describe: the retry
 // schedule, the SSRF guard, the extra TLS roots, the attempt timeout, the
 // concurrency (in all and per endpoint) and the circuit breaker.
-func FromConfig(cfg *config.Config, st webhook.Store, log *slog.Logger) (*Dispatcher, error) {
+func FromConfig(cfg *config.Config, st webhook.Store, log *slog.Logger, reg prometheus.Registerer) (*Dispatcher, error) {
 	sender, err := NewSender(SenderOptions{AllowPrivate: cfg.WebhookAllowPriv, CAFile: cfg.WebhookCAFile,
 		Timeout: cfg.WebhookTimeout})
 	if err != nil {
@@ -243,5 +263,5 @@ func FromConfig(cfg *config.Config, st webhook.Store, log *slog.Logger) (*Dispat
 	}
 	return NewDispatcher(DispatcherOptions{Store: st, Sender: sender, Schedule: cfg.WebhookRetries, Logger: log,
 		Workers: cfg.WebhookConcurrency, PerEndpoint: cfg.WebhookEndpointConcurrency, Breaker: cfg.WebhookBreaker,
-		Lease: cfg.WebhookLease}), nil
+		Lease: cfg.WebhookLease, Registry: reg}), nil
 }

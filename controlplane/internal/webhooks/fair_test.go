@@ -134,11 +134,11 @@ type recording struct {
 	attempts []webhook.Attempt
 }
 
-func (r *recording) RecordAttempt(_ context.Context, _, _ string, a webhook.Attempt) error {
+func (r *recording) RecordAttempt(_ context.Context, _, _ string, a webhook.Attempt) (webhook.Recorded, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.attempts = append(r.attempts, a)
-	return nil
+	return webhook.Recorded{}, nil
 }
 
 // TestAttemptUnreachable: only attempts that got no answer move the breaker.
