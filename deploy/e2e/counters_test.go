@@ -26,8 +26,11 @@ const countersLostAfter = 5 * time.Second
 // it, and the same binary started again on the same data.
 func TestCountersAfterKill(t *testing.T) {
 	t.Parallel()
+	// Clicks wait up to a second in the redirector's memory: the kill, 1.5 s
+	// into the load, surely loses some (those of its last half second or
+	// so), which the ledger counted and the stats never get.
 	s := startServer(t, t.TempDir(), "SHORTLINK_BOOTSTRAP_API_KEY="+randomKey(),
-		"SHORTLINK_CLICKS_LOST_AFTER="+countersLostAfter.String())
+		"SHORTLINK_CLICKS_LOST_AFTER="+countersLostAfter.String(), "SHORTLINK_CLICK_FLUSH_INTERVAL=1s")
 	w := s.NewWorkspace(t, "enterprise")
 	l := s.createLink(t, w.Key, obj{"destinationUrl": "https://example.com/counters", "clickLimit": 1_000_000})
 	redirector := Main
@@ -83,8 +86,8 @@ func TestCountersAfterKill(t *testing.T) {
 		t.Errorf("clickCount %d after %d redirects served and %d cut: want the clicks charged, %d to %d",
 			count, served.Load(), failed.Load(), served.Load(), served.Load()+workers)
 	}
-	if total > count {
-		t.Errorf("totalClicks %d over clickCount %d", total, count)
+	if total >= count {
+		t.Errorf("totalClicks %d, clickCount %d: the kill lost no click from the stats, so the test shows nothing", total, count)
 	}
 	links, _ := s.listLinks(t, w.Key, "?sort=clicks")
 	if len(links) != 1 || links[0].ClickCount != count {

@@ -28,8 +28,11 @@ func TestFairDeliveryHangingNeighbours(t *testing.T) {
 	needBinary(t)
 	t.Parallel()
 	rc := newHookReceiver(t)
+	// 30 attempts at once: more than the hanging endpoints may hold (12 × 2),
+	// fewer than their queued deliveries (48), so that the test fails without
+	// the per-endpoint cap, where hanging attempts would take every place.
 	tg := newTarget(t, append(rc.settings("1m,1m,1m,1m,1m"),
-		fmt.Sprintf("SHORTLINK_WEBHOOK_TIMEOUT=%s", fairTimeout))...)
+		fmt.Sprintf("SHORTLINK_WEBHOOK_TIMEOUT=%s", fairTimeout), "SHORTLINK_WEBHOOK_CONCURRENCY=30")...)
 
 	slow := tg.NewWorkspace(t, "enterprise")
 	hang := func(int) hookAnswer { return hookAnswer{status: http.StatusOK, hold: make(chan struct{})} }

@@ -103,6 +103,13 @@ func TakeChanges(ctx context.Context) ([]LinkChange, func(ids []string)) {
 
 type trackerKey struct{}
 
+// closedTime is a channel that is always ready: a wait that is over.
+var closedTime = func() <-chan time.Time {
+	c := make(chan time.Time)
+	close(c)
+	return c
+}()
+
 // Tracker collects the ids of the changes a request stored, so that the
 // request can wait until they are published before it answers.
 type Tracker struct {
@@ -150,6 +157,12 @@ func (t *Tracker) Wait(ctx context.Context) bool {
 		r.mu.Unlock()
 		if n == 0 {
 			return true
+		}
+		if r.failing.Load() || r.stopped.Load() {
+			// The bus refuses changes now (its outage is logged), or the
+			// relay stopped for a shutdown: waiting would only delay the
+			// answer. The changes are stored and go out when it can.
+			timeout = closedTime
 		}
 		if timeout == nil {
 			tm := time.NewTimer(r.o.Await)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,7 +22,9 @@ type RelayOptions struct {
 	// dies holding changes delays them by at most this (default 15 s).
 	Lease time.Duration
 	// Batch is the most changes claimed at once (default 100), Concurrency
-	// the most published at once (default 16): each may wait for the edges.
+	// the most published at once (default 64): each may wait for the edges'
+	// acknowledgements (up to 2 s when an edge died without a goodbye), so
+	// publishes overlap as much as a request's own publish used to.
 	Batch, Concurrency int
 	// PublishTimeout bounds one attempt to publish a change (default 5 s).
 	PublishTimeout time.Duration
@@ -56,8 +59,11 @@ type Relay struct {
 	recentOrder []string
 
 	// failing is set while rounds fail, so that an outage is logged when
-	// it starts, every warnEvery while it lasts, and when it ends.
-	failing  bool
+	// it starts, every warnEvery while it lasts, and when it ends; and so
+	// that requests do not wait for changes the bus will not take now.
+	// stopped is set once Run returned (shutdown): nobody publishes.
+	failing  atomic.Bool
+	stopped  atomic.Bool
 	lastWarn time.Time
 }
 
@@ -84,7 +90,7 @@ func NewRelay(out Outbox, to LinkChanges, o RelayOptions) *Relay {
 		o.Batch = 100
 	}
 	if o.Concurrency <= 0 {
-		o.Concurrency = 16
+		o.Concurrency = 64
 	}
 	if o.PublishTimeout <= 0 {
 		o.PublishTimeout = 5 * time.Second
@@ -126,6 +132,8 @@ func (r *Relay) Track(ctx context.Context) (context.Context, *Tracker) {
 // Run publishes until ctx ends; run it once per relay. It starts with a
 // round at once: changes a crashed process left are published at start.
 func (r *Relay) Run(ctx context.Context) {
+	r.stopped.Store(false)
+	defer r.stopped.Store(true)
 	poll := time.NewTicker(r.o.Poll)
 	defer poll.Stop()
 	pause := time.Duration(0)
@@ -176,6 +184,19 @@ func (r *Relay) round(ctx context.Context) (int, bool) {
 	)
 	for _, c := range claimed {
 		sem <- struct{}{}
+		mu.Lock()
+		refused := firstErr != nil
+		if refused {
+			// The bus refuses changes: the rest of the batch is not tried
+			// (each would wait out PublishTimeout) but released at once,
+			// for the next round after the pause.
+			failed = append(failed, c.ID)
+		}
+		mu.Unlock()
+		if refused {
+			<-sem
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -183,6 +204,11 @@ func (r *Relay) round(ctx context.Context) (int, bool) {
 			pctx, cancel := context.WithTimeout(ctx, r.o.PublishTimeout)
 			err := r.to.PublishLinkChange(pctx, c.LinkChange)
 			cancel()
+			if err == nil {
+				// The request waiting for it answers now, not when the
+				// round's slowest publish returns.
+				r.published([]string{c.ID})
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -196,9 +222,8 @@ func (r *Relay) round(ctx context.Context) (int, bool) {
 		}()
 	}
 	wg.Wait()
-	// The requests waiting for these answer now; the delete may lag: a
-	// change published twice only makes caches forget twice.
-	r.published(done)
+	// The delete may lag the publishes: a change published twice only
+	// makes caches forget twice.
 	ok := true
 	// A context of its own: changes published while Run was asked to stop
 	// are deleted all the same.
@@ -212,18 +237,18 @@ func (r *Relay) round(ctx context.Context) (int, bool) {
 	}
 	if len(failed) > 0 {
 		ok = false
-		if !r.failing || time.Since(r.lastWarn) >= warnEvery {
+		if !r.failing.Load() || time.Since(r.lastWarn) >= warnEvery {
 			r.o.Logger.Warn("cannot publish link changes; they wait in the outbox and are retried",
 				"changes", len(failed), "err", firstErr)
 			r.lastWarn = time.Now()
 		}
-		r.failing = true
+		r.failing.Store(true)
 		if err := r.out.ReleaseChanges(sctx, r.o.Owner, failed); err != nil {
 			r.o.Logger.Error("cannot release unpublished changes; they are retried when their lease ends", "err", err)
 		}
 	}
-	if len(failed) == 0 && r.failing {
-		r.failing = false
+	if len(failed) == 0 && r.failing.Load() {
+		r.failing.Store(false)
 		r.o.Logger.Info("publishing link changes again")
 	}
 	return len(claimed), ok

@@ -210,3 +210,78 @@ func TestRelayPublishesWhatOthersLeft(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// While the bus refuses changes, a round stops at its first refusal instead
+// of waiting out every change of its batch, and requests answer at once
+// instead of waiting for changes that cannot go out now.
+func TestRelayDuringAnOutage(t *testing.T) {
+	out, b := newMemOutbox(), &flakyBus{}
+	b.down.Store(true)
+	r := NewRelay(out, b, RelayOptions{Poll: time.Hour, Concurrency: 1, Await: 2 * time.Second,
+		BackoffMin: 50 * time.Millisecond, BackoffMax: 50 * time.Millisecond})
+	var changes []LinkChange
+	for i := range 50 {
+		changes = append(changes, LinkChange{LinkID: fmt.Sprintf("lnk_%d", i), Domain: "sho.rt", Slug: fmt.Sprint(i)})
+	}
+	out.write(WithChanges(context.Background(), changes...))
+	runRelay(t, r)
+	deadline := time.Now().Add(5 * time.Second)
+	for !r.failing.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the relay did not notice the outage")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // a few more rounds
+	if n := b.attempts.Load(); n > 10 {
+		t.Errorf("%d publish attempts in about 4 rounds of a batch of 50: a round goes on after the bus refused", n)
+	}
+
+	ctx, tr := r.Track(context.Background())
+	out.write(WithChanges(ctx, LinkChange{LinkID: "lnk_x", Domain: "sho.rt", Slug: "x"}))
+	r.Wake()
+	start := time.Now()
+	if tr.Wait(context.Background()) {
+		t.Fatal("the wait reported the change published with the broker away")
+	}
+	if waited := time.Since(start); waited > 500*time.Millisecond {
+		t.Errorf("a request waited %v during a known outage, want an answer at once", waited)
+	}
+
+	b.down.Store(false)
+	for len(b.published()) < 51 {
+		if time.Now().After(deadline.Add(5 * time.Second)) {
+			t.Fatalf("published %d of 51 after the broker's return", len(b.published()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// slowBus takes every change, the one for Slug "slow" after a long pause.
+type slowBus struct{ flakyBus }
+
+func (b *slowBus) PublishLinkChange(ctx context.Context, c LinkChange) error {
+	if c.Slug == "slow" {
+		time.Sleep(1500 * time.Millisecond)
+	}
+	return b.flakyBus.PublishLinkChange(ctx, c)
+}
+
+// A request answers once its own changes are published, not when the
+// slowest publish of the relay's round returns (an edge that died without
+// a goodbye holds a publish for the echo wait).
+func TestRelayAnswersEachRequestWhenItsChangesArePublished(t *testing.T) {
+	out, b := newMemOutbox(), &slowBus{}
+	r := NewRelay(out, b, RelayOptions{Poll: time.Hour, Await: 5 * time.Second})
+	out.write(WithChanges(context.Background(), LinkChange{LinkID: "lnk_slow", Domain: "sho.rt", Slug: "slow"}))
+	ctx, tr := r.Track(context.Background())
+	out.write(WithChanges(ctx, LinkChange{LinkID: "lnk_fast", Domain: "sho.rt", Slug: "fast"}))
+	start := time.Now()
+	runRelay(t, r)
+	if !tr.Wait(context.Background()) {
+		t.Fatal("the wait ended before the change was published")
+	}
+	if waited := time.Since(start); waited > time.Second {
+		t.Errorf("the request waited %v: for the round's slow publish, not its own", waited)
+	}
+}
