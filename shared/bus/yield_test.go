@@ -47,16 +47,33 @@ func TestYieldRunsTheReadyConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer y.close()
+	// On a loaded machine the kernel may deliver a loopback write a moment
+	// late (its softirq deferred), after the poll the yield made: then the
+	// next yield's poll finds it. A few yields per round are allowed; with
+	// runtime.Gosched instead, no number of them lets the server run
+	// before this goroutine blocks.
+	const yieldsPerRound = 5
+	late := 0
 	for i := 1; i <= 20; i++ {
 		time.Sleep(2 * time.Millisecond) // the server parks in Read
 		if _, err := client.Write([]byte("x")); err != nil {
 			t.Fatal(err)
 		}
-		y.last = time.Time{}
-		y.yield() // no blocking call between the write and here
-		if got := served.Load(); got != int64(i) {
-			t.Fatalf("round %d: the server had read %d writes when yield returned, want %d", i, got, i)
+		yields := 0
+		for served.Load() != int64(i) && yields < yieldsPerRound {
+			y.last = time.Time{}
+			y.yield() // no blocking call between the write and here
+			yields++
 		}
+		if got := served.Load(); got != int64(i) {
+			t.Fatalf("round %d: the server had read %d writes after %d yields, want %d", i, got, yields, i)
+		}
+		if yields > 1 {
+			late++
+		}
+	}
+	if late > 0 {
+		t.Logf("%d of 20 rounds needed more than one yield (the write reached the socket after the first poll)", late)
 	}
 }
 
