@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -38,7 +39,7 @@ func (s *syncBuffer) String() string {
 }
 
 // TestDispatchMetrics delivers to three receivers, one that answers 200, one
-// that answers 500 and one that never answers, and reads what an operator
+// that answers 500 and one that cannot be reached, and reads what an operator
 // sees: attempts by result, the breaker opening on the silent one (logged
 // with the webhook), and the failing one disabled at its tenth failure.
 func TestDispatchMetrics(t *testing.T) {
@@ -52,17 +53,28 @@ func TestDispatchMetrics(t *testing.T) {
 	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/ok":
-		case "/bad":
-			w.WriteHeader(http.StatusInternalServerError)
 		default:
-			<-r.Context().Done()
+			w.WriteHeader(http.StatusInternalServerError)
 		}
 	})
+	// The silent receiver is a port nobody listens on: its attempts end
+	// unanswered at once (connection refused), where a hanging one would
+	// need a timeout short enough to make a loaded machine's slow answers
+	// of the others unanswered too.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "https://" + ln.Addr().String()
+	ln.Close()
 	ws := storetest.MustCreateWorkspace(t, st)
 	hooks := map[string]*webhook.Webhook{}
 	for _, p := range []string{"/ok", "/bad", "/silent"} {
 		w := storetest.NewWebhook(ws.ID, webhook.EventLinkCreated)
 		w.URL = srv.URL + p
+		if p == "/silent" {
+			w.URL = closed + p
+		}
 		hooks[p] = storetest.MustCreateWebhook(t, st, w)
 	}
 	// Two messages of six attempts each (five retries, at once): the bad
@@ -82,7 +94,7 @@ func TestDispatchMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	var logs syncBuffer
 	d := NewDispatcher(DispatcherOptions{
-		Store: st, Sender: MustSender(t, SenderOptions{AllowPrivate: true, CAFile: srv.CAFile, Timeout: 300 * time.Millisecond}),
+		Store: st, Sender: MustSender(t, SenderOptions{AllowPrivate: true, CAFile: srv.CAFile, Timeout: 10 * time.Second}),
 		Poll: 20 * time.Millisecond, Schedule: []time.Duration{0, 0, 0, 0, 0}, Registry: reg,
 		Breaker: webhook.Breaker{Threshold: 2, Cooldown: time.Hour, MaxCooldown: time.Hour},
 		Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
