@@ -1,4 +1,4 @@
-package server
+package redirect
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"shortlink.dev/edge/internal/page"
-	"shortlink.dev/edge/internal/target"
+	"shortlink.dev/edge/internal/route"
 	"shortlink.dev/edge/internal/visitor"
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/clientip"
@@ -110,14 +110,14 @@ func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
 
 	ip := e.clientIP(ctx)
 	place := e.geo.Lookup(ip)
-	to := l.Choose(target.Client{OS: agent.OS, Country: place.Country, Device: agent.Device})
+	to := l.Choose(route.Client{OS: agent.OS, Country: place.Country, Device: agent.Device})
 	var qrID string
 	trigger := click.TriggerLink
 	if args := ctx.QueryArgs(); args.Len() > 0 {
 		if qr := args.Peek("qr"); len(qr) > 0 {
 			qrID, trigger = string(qr), click.TriggerQR
 		}
-		to = target.Merge(to, queryValues(args))
+		to = route.Merge(to, queryValues(args))
 	}
 	if to == "" {
 		e.log.Error("link has no usable target", "link", l.ID)
@@ -185,7 +185,7 @@ func (e *Edge) observeLatency(start time.Time) {
 
 // allowedByLimit charges a counted click against the link's clickLimit, or, for
 // HEAD and bots, which use up nothing, only checks that some is left.
-func (e *Edge) allowedByLimit(ctx *fasthttp.RequestCtx, l *target.Link, counted bool) bool {
+func (e *Edge) allowedByLimit(ctx *fasthttp.RequestCtx, l *route.Link, counted bool) bool {
 	c, cancel := context.WithTimeout(storeCtx, loadTimeout)
 	defer cancel()
 	if counted {
@@ -204,7 +204,7 @@ func (e *Edge) allowedByLimit(ctx *fasthttp.RequestCtx, l *target.Link, counted 
 }
 
 // gone answers an expired or used-up link: its expiredUrl, or the 410 page.
-func (e *Edge) gone(ctx *fasthttp.RequestCtx, l *target.Link) {
+func (e *Edge) gone(ctx *fasthttp.RequestCtx, l *route.Link) {
 	if l.ExpiredURL != "" {
 		ctx.Response.Header.Set("Location", l.ExpiredURL)
 		ctx.Response.Header.Set("Cache-Control", "no-store")
@@ -219,7 +219,7 @@ func (e *Edge) gone(ctx *fasthttp.RequestCtx, l *target.Link) {
 // reports true when the request carried the right password (the redirect goes
 // on); otherwise it has answered with the form, or 429 after too many wrong
 // tries or while the edge checks as many passwords as it may at once.
-func (e *Edge) unlock(ctx *fasthttp.RequestCtx, l *target.Link, now time.Time) bool {
+func (e *Edge) unlock(ctx *fasthttp.RequestCtx, l *route.Link, now time.Time) bool {
 	if !ctx.IsPost() {
 		e.page(ctx, fasthttp.StatusUnauthorized, page.Password, e.metrics.password)
 		return false

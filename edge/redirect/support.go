@@ -1,4 +1,4 @@
-package server
+package redirect
 
 import (
 	"crypto/hmac"
@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
-	"shortlink.dev/edge/internal/target"
+	"shortlink.dev/edge/internal/route"
 )
 
 // unlockTTL is how long a right password keeps a link open in that browser.
@@ -22,9 +22,9 @@ const unlockTTL = 24 * time.Hour
 // password hash, so a new password locks every browser out again.
 type cookieSigner struct{ key []byte }
 
-func cookieName(l *target.Link) string { return "sl_unlock_" + l.ID }
+func cookieName(l *route.Link) string { return "sl_unlock_" + l.ID }
 
-func (s cookieSigner) sign(l *target.Link, exp int64) string {
+func (s cookieSigner) sign(l *route.Link, exp int64) string {
 	m := hmac.New(sha256.New, s.key)
 	m.Write([]byte(l.ID))
 	m.Write([]byte{0})
@@ -36,7 +36,7 @@ func (s cookieSigner) sign(l *target.Link, exp int64) string {
 
 // set gives the visitor the unlock cookie; secure marks it Secure, for
 // visitors on https, whose browser then never sends it over plain http.
-func (s cookieSigner) set(ctx *fasthttp.RequestCtx, l *target.Link, now time.Time, secure bool) {
+func (s cookieSigner) set(ctx *fasthttp.RequestCtx, l *route.Link, now time.Time, secure bool) {
 	exp := now.Add(unlockTTL).Unix()
 	c := fasthttp.AcquireCookie()
 	defer fasthttp.ReleaseCookie(c)
@@ -50,7 +50,7 @@ func (s cookieSigner) set(ctx *fasthttp.RequestCtx, l *target.Link, now time.Tim
 	ctx.Response.Header.SetCookie(c)
 }
 
-func (s cookieSigner) valid(ctx *fasthttp.RequestCtx, l *target.Link, now time.Time) bool {
+func (s cookieSigner) valid(ctx *fasthttp.RequestCtx, l *route.Link, now time.Time) bool {
 	v := ctx.Request.Header.Cookie(cookieName(l))
 	if len(v) == 0 {
 		return false

@@ -1,8 +1,8 @@
-// Package server is the edge: a fasthttp server that answers GET /{slug} on a
+// Package redirect is the edge: a fasthttp server that answers GET /{slug} on a
 // short domain with a redirect, decided from a compiled link held in a
 // ristretto cache. A redirect on a cache hit does no I/O and allocates
 // nothing; the click is handed to a bounded producer that never blocks.
-package server
+package redirect
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 	"golang.org/x/sync/singleflight"
 
-	"shortlink.dev/edge/internal/target"
+	"shortlink.dev/edge/internal/route"
 	"shortlink.dev/edge/internal/visitor"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/clientip"
@@ -86,7 +86,7 @@ type Edge struct {
 	// latencyTick counts requests; every latencySampling-th is timed.
 	latencyTick atomic.Uint32
 
-	links   *ristretto.Cache[uint64, *target.Link]
+	links   *ristretto.Cache[uint64, *route.Link]
 	bios    *ristretto.Cache[uint64, *bioPage]
 	loads   singleflight.Group
 	gen     atomic.Uint64 // bumped by every eviction; a load that raced one is not cached
@@ -157,7 +157,7 @@ func New(o Options) (*Edge, error) {
 	if size <= 0 {
 		size = config.DefaultEdgeCacheLinks
 	}
-	if e.links, err = ristretto.NewCache(&ristretto.Config[uint64, *target.Link]{
+	if e.links, err = ristretto.NewCache(&ristretto.Config[uint64, *route.Link]{
 		NumCounters: 8 * size, MaxCost: size, BufferItems: 64, IgnoreInternalCost: true,
 	}); err != nil {
 		return nil, err
@@ -275,7 +275,7 @@ func linkKey(domain, slug []byte) uint64 {
 
 // lookup returns the compiled link of domain+slug, from the cache or the source.
 // Entries carry their own expiry, checked against the request's clock reading.
-func (e *Edge) lookup(ctx context.Context, domain string, slug []byte, now time.Time) (*target.Link, error) {
+func (e *Edge) lookup(ctx context.Context, domain string, slug []byte, now time.Time) (*route.Link, error) {
 	key := linkKey([]byte(domain), slug)
 	if l, ok := e.links.Get(key); ok && l.Domain == domain && l.Slug == string(slug) && now.Before(l.CachedUntil) {
 		e.metrics.cacheHits.Inc()
@@ -288,15 +288,15 @@ func (e *Edge) lookup(ctx context.Context, domain string, slug []byte, now time.
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 		defer cancel()
 		l, err := e.src.ResolveLink(ctx, domain, s)
-		var c *target.Link
+		var c *route.Link
 		ttl := e.linkTTL
 		switch {
 		case fault.Is(err, fault.NotFound):
-			c, ttl = target.Absent(domain, s), e.absTTL
+			c, ttl = route.Absent(domain, s), e.absTTL
 		case err != nil:
 			return nil, err
 		default:
-			c = target.Compile(l)
+			c = route.Compile(l)
 		}
 		c.CachedUntil = e.now().Add(ttl)
 		// A change evicted this key while we read: what we read may be older
@@ -311,7 +311,7 @@ func (e *Edge) lookup(ctx context.Context, domain string, slug []byte, now time.
 	if err != nil {
 		return nil, err
 	}
-	return v.(*target.Link), nil
+	return v.(*route.Link), nil
 }
 
 // domainCache maps a request's Host to the domain its links live on: a
