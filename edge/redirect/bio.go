@@ -2,16 +2,14 @@ package redirect
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"time"
 
-	"github.com/dgraph-io/ristretto/v2"
 	"github.com/valyala/fasthttp"
 
 	"shortlink.dev/edge/internal/page"
-	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/gallery"
 	gallerypage "shortlink.dev/shared/gallery/page"
 )
@@ -30,17 +28,6 @@ type bioPage struct {
 	CachedUntil  time.Time
 }
 
-// bioPagesCached is how many rendered link-in-bio pages an edge keeps.
-const bioPagesCached = 1 << 13
-
-// newBioCache returns the cache of rendered pages: each costs 1 (see the
-// link cache in New).
-func newBioCache() (*ristretto.Cache[uint64, *bioPage], error) {
-	return ristretto.NewCache(&ristretto.Config[uint64, *bioPage]{
-		NumCounters: 8 * bioPagesCached, MaxCost: bioPagesCached, BufferItems: 64, IgnoreInternalCost: true,
-	})
-}
-
 // bio answers GET and HEAD /bio/{slug}: the published gallery's page in its
 // theme, with a Content-Security-Policy that allows no script.
 func (e *Edge) bio(ctx *fasthttp.RequestCtx, slug []byte, now time.Time) {
@@ -55,7 +42,7 @@ func (e *Edge) bio(ctx *fasthttp.RequestCtx, slug []byte, now time.Time) {
 		return
 	}
 	domain := e.hostDomain(ctx, now)
-	p, err := e.lookupBio(storeCtx, domain, string(slug), now)
+	p, err := e.cache.page(storeCtx, domain, string(slug), now)
 	if err != nil {
 		e.log.Error("gallery lookup failed", "domain", domain, "slug", string(slug), "err", err)
 		ctx.Response.Header.Set("Retry-After", "5")
@@ -84,55 +71,10 @@ func (e *Edge) bio(ctx *fasthttp.RequestCtx, slug []byte, now time.Time) {
 	ctx.SetBody(p.Body)
 }
 
-// lookupBio returns the page of domain+slug, from the cache or rendered from
-// the source; it caches like lookup does links.
-func (e *Edge) lookupBio(ctx context.Context, domain, slug string, now time.Time) (*bioPage, error) {
-	key := linkKey([]byte(domain), []byte(slug))
-	if p, ok := e.bios.Get(key); ok && p.Domain == domain && p.Slug == slug && now.Before(p.CachedUntil) {
-		return p, nil
-	}
-	v, err, _ := e.loads.Do("bio\x00"+domain+"\x00"+slug, func() (any, error) {
-		gen := e.gen.Load()
-		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
-		defer cancel()
-		g, err := e.src.ResolveGallery(ctx, domain, slug)
-		p := &bioPage{Domain: domain, Slug: slug}
-		ttl := e.linkTTL
-		switch {
-		case fault.Is(err, fault.NotFound) || (err == nil && !g.IsPublished):
-			p.Absent, ttl = true, e.absTTL
-		case err != nil:
-			return nil, err
-		default:
-			pub := gallery.PublicView(g, gallery.PageURL(e.cfg.ShortURLScheme, g.Domain, g.Slug), e.cfg.ShortURL)
-			p.Body = gallerypage.Render(pub)
-			sum := sha256.Sum256(p.Body)
-			p.ETag = `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
-		}
-		p.CachedUntil = e.now().Add(ttl)
-		e.cacheMu.Lock()
-		if e.gen.Load() == gen && !e.cacheClosed {
-			e.bios.Set(key, p, 1)
-		}
-		e.cacheMu.Unlock()
-		return p, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*bioPage), nil
-}
-
-// EvictGallery forgets the cached page of the gallery domain+slug, with the
-// same guarantee as Evict.
-func (e *Edge) EvictGallery(domain, slug string) {
-	e.cacheMu.Lock()
-	defer e.cacheMu.Unlock()
-	if e.cacheClosed {
-		return
-	}
-	e.gen.Add(1)
-	e.loads.Forget("bio\x00" + domain + "\x00" + slug)
-	e.bios.Del(linkKey([]byte(domain), []byte(slug)))
-	e.bios.Wait()
+// renderBio renders the published gallery g as its page, and the page's ETag.
+func renderBio(cfg *config.Config, g *gallery.Gallery) (body []byte, etag string) {
+	pub := gallery.PublicView(g, gallery.PageURL(cfg.ShortURLScheme, g.Domain, g.Slug), cfg.ShortURL)
+	body = gallerypage.Render(pub)
+	sum := sha256.Sum256(body)
+	return body, `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
 }

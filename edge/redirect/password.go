@@ -2,8 +2,6 @@ package redirect
 
 import (
 	"context"
-	"errors"
-	"net/netip"
 	"runtime"
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
@@ -14,20 +12,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/semaphore"
-
-	"shortlink.dev/shared/clientip"
-)
-
-// The password lockout (CONTRACT §5): a client gets at most PasswordTriesPerClient
-// tries of a link's password in PasswordWindow, and a link at most
-// PasswordTriesPerLink over all clients, which slows a guess spread over many
-// addresses. A try is reserved before its password is checked, so requests
-// that arrive together cannot all pass the count; a right password gives its
-// reservation back.
-const (
-	PasswordTriesPerClient = 10
-	PasswordTriesPerLink   = 100
-	PasswordWindow         = 5 * time.Minute
 )
 
 // DefaultPasswordMemory bounds the memory of the password checks an edge runs
@@ -46,105 +30,10 @@ const (
 	gateWait    = 2 * time.Second
 )
 
-// TryStore counts password tries in windows, per key. Every edge of a
-// deployment must share one for the lockout to hold across edges
-// (sqlstore.Store is one); the default is in-process.
-type TryStore interface {
-	// TakeTry counts a try of key at now and returns the tries counted in
-	// key's window, this one included, and when that window started: a
-	// window starts at the first try after the previous one ended. It must
-	// be atomic: concurrent calls never return the same count.
-	TakeTry(ctx context.Context, key string, now time.Time, window time.Duration) (int64, time.Time, error)
-	// GiveBackTry uncounts a try taken in the window that started at start;
-	// in a later window it does nothing.
-	GiveBackTry(ctx context.Context, key string, start time.Time) error
-	// DeleteTriesBefore forgets the windows that started before t.
-	DeleteTriesBefore(ctx context.Context, t time.Time) error
-}
-
-// tryLimits are the lockout's numbers.
-type tryLimits struct {
-	perClient, perLink int64
-	window             time.Duration
-}
-
-var defaultTryLimits = tryLimits{PasswordTriesPerClient, PasswordTriesPerLink, PasswordWindow}
-
-// reservation is a password try taken before the check: the windows it
-// was counted in, to give it back.
-type reservation struct {
-	clientKey, linkKey     string
-	clientStart, linkStart time.Time
-}
-
-// reserveTry takes a try of client on link. When it refuses (wait > 0), wait is
-// how long until the window that refused it ends.
-func (e *Edge) reserveTry(ctx context.Context, linkID string, client netip.Addr, now time.Time) (r reservation, wait time.Duration, err error) {
-	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
-	defer cancel()
-	lim := e.tryLimits
-	r.clientKey, r.linkKey = linkID+"|"+clientip.Key(client), linkID+"|*"
-	n, start, err := e.tries.TakeTry(ctx, r.clientKey, now, lim.window)
-	if err != nil {
-		return r, 0, err
-	}
-	r.clientStart = start
-	if n > lim.perClient {
-		return r, until(start.Add(lim.window), now), nil
-	}
-	if n, start, err = e.tries.TakeTry(ctx, r.linkKey, now, lim.window); err != nil {
-		return r, 0, err
-	}
-	r.linkStart = start
-	if n > lim.perLink {
-		return r, until(start.Add(lim.window), now), nil
-	}
-	return r, 0, nil
-}
-
-// giveBack uncounts a reserved try whose password was right.
-func (e *Edge) giveBack(r reservation) {
-	ctx, cancel := context.WithTimeout(storeCtx, loadTimeout)
-	defer cancel()
-	err := errors.Join(e.tries.GiveBackTry(ctx, r.clientKey, r.clientStart), e.tries.GiveBackTry(ctx, r.linkKey, r.linkStart))
-	if err != nil {
-		e.log.Warn("cannot give back a password try", "err", err)
-	}
-}
-
-// pruneTries forgets ended windows every minute until stop is closed.
-func (e *Edge) pruneTries(stop <-chan struct{}) {
-	t := time.NewTicker(time.Minute)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(storeCtx, loadTimeout)
-		if err := e.tries.DeleteTriesBefore(ctx, e.now().Add(-e.tryLimits.window)); err != nil {
-			e.log.Warn("cannot delete old password tries", "err", err)
-		}
-		cancel()
-	}
-}
-
-// until is the whole seconds from now to t, at least one.
-func until(t, now time.Time) time.Duration {
-	d := t.Sub(now).Round(time.Second)
-	if d < time.Second {
-		d = time.Second
-	}
-	return d
-}
-
-// retryAfter is d as a Retry-After value.
-func retryAfter(d time.Duration) string { return strconv.Itoa(int(d / time.Second)) }
-
-// passwordGate bounds the memory of the argon2 checks running at once. Each
-// check weighs the memory its hash names, and at least a share of the budget
-// such that no more than maxChecks run together.
+// passwordGate bounds the memory of the argon2 checks running at once; unlock
+// (unlock.go) takes room in it before it counts a try. Each check weighs the
+// memory its hash names, and at least a share of the budget such that no more
+// than maxChecks run together.
 type passwordGate struct {
 	sem    *semaphore.Weighted
 	budget int64 // KiB
@@ -295,66 +184,4 @@ func argon2Memory(hash string) int64 {
 		return unknown
 	}
 	return n
-}
-
-// memTries is the in-process TryStore: for one edge.
-type memTries struct {
-	mu sync.Mutex
-	m  map[string]tries
-}
-
-type tries struct {
-	n     int64
-	start time.Time
-}
-
-// maxMemTries bounds the keys memTries holds (about 150 bytes each): past it,
-// and once ended windows are dropped, a try of a new key is refused, as if
-// its window were full, rather than grow without end under a flood of
-// client addresses.
-const maxMemTries = 100_000
-
-func newMemTries() *memTries { return &memTries{m: map[string]tries{}} }
-
-func (t *memTries) TakeTry(_ context.Context, key string, now time.Time, window time.Duration) (int64, time.Time, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	v, ok := t.m[key]
-	if !ok && len(t.m) >= maxMemTries {
-		t.deleteBefore(now.Add(-window))
-		if len(t.m) >= maxMemTries {
-			return 1 << 62, now, nil
-		}
-	}
-	if !ok || !v.start.After(now.Add(-window)) {
-		v = tries{start: now}
-	}
-	v.n++
-	t.m[key] = v
-	return v.n, v.start, nil
-}
-
-func (t *memTries) GiveBackTry(_ context.Context, key string, start time.Time) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if v, ok := t.m[key]; ok && v.start.Equal(start) && v.n > 0 {
-		v.n--
-		t.m[key] = v
-	}
-	return nil
-}
-
-func (t *memTries) DeleteTriesBefore(_ context.Context, before time.Time) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.deleteBefore(before)
-	return nil
-}
-
-func (t *memTries) deleteBefore(before time.Time) {
-	for k, v := range t.m {
-		if !v.start.After(before) {
-			delete(t.m, k)
-		}
-	}
 }
