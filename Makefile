@@ -54,7 +54,7 @@ run-split: build
 test: $(TOOLS)/stripe-mock
 	SHORTLINK_E2E_SHAPE=standalone $(GO) test -race -count=1 $(PKGS)
 	@# Allocation counts mean nothing under -race: the hot path's is checked without it.
-	$(GO) test -count=1 -run 'DoesNotAllocate' ./edge/server/
+	$(GO) test -count=1 -run 'DoesNotAllocate' ./edge/redirect/
 	$(MAKE) --no-print-directory test-e2e-split
 
 ## test-e2e-split: the end-to-end suite against controlplane, edge and analytics

@@ -18,7 +18,7 @@ import (
 	"shortlink.dev/analytics/backend"
 	"shortlink.dev/analytics/lost"
 	"shortlink.dev/controlplane/cli"
-	edge "shortlink.dev/edge/server"
+	"shortlink.dev/edge/redirect"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/kafka"
 )
@@ -68,7 +68,7 @@ func planes(ctx context.Context, env cli.Env) (*cli.Planes, error) {
 	// API listener's registry.
 	edgeReg := prometheus.NewRegistry()
 	edgeReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	opts := edge.Options{
+	opts := redirect.Options{
 		Config: cfg, Source: env.Store, Clicks: producer, Changes: changes, Secret: secret,
 		Logger: env.Logger, Registry: edgeReg,
 	}
@@ -78,7 +78,7 @@ func planes(ctx context.Context, env cli.Env) (*cli.Planes, error) {
 		// one, and counts them in memory.
 		opts.Tries = env.Store
 	}
-	e, err := edge.New(opts)
+	e, err := redirect.New(opts)
 	if err != nil {
 		return nil, err
 	}

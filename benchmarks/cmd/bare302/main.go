@@ -25,7 +25,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	edge "shortlink.dev/edge/server"
+	"shortlink.dev/edge/redirect"
 )
 
 func main() {
@@ -59,13 +59,13 @@ func run(addr, location string) error {
 	return srv.ShutdownWithContext(sctx)
 }
 
-// newServer is the edge's own fasthttp server (edge/server.NewHTTPServer,
+// newServer is the edge's own fasthttp server (edge/redirect.NewHTTPServer,
 // the same settings) around a handler that only writes the 302, so that a
 // comparison isolates the edge's handler.
 func newServer(location string) *fasthttp.Server {
 	loc := []byte(location)
 	headerLocation, headerCacheControl, noStore := []byte("Location"), []byte("Cache-Control"), []byte("no-store")
-	return edge.NewHTTPServer(func(ctx *fasthttp.RequestCtx) {
+	return redirect.NewHTTPServer(func(ctx *fasthttp.RequestCtx) {
 		ctx.Response.Header.SetCanonical(headerLocation, loc)
 		ctx.Response.Header.SetCanonical(headerCacheControl, noStore)
 		ctx.SetStatusCode(fasthttp.StatusFound)

@@ -4,7 +4,7 @@
 //
 // It starts, each on 127.0.0.1:0 in this process:
 //
-//   - edge: the real edge (server.New) on an in-memory source holding one link,
+//   - edge: the real edge (redirect.New) on an in-memory source holding one link,
 //     localhost:8081/bench, with a real in-process click bus whose batches are
 //     drained and discarded. Every measured request is a cache hit.
 //   - bare: a fasthttp server, configured like the edge's, whose handler only
@@ -55,7 +55,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"shortlink.dev/edge/server"
+	"shortlink.dev/edge/redirect"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/config"
@@ -185,7 +185,7 @@ func rounds(o options, targets []target, measure func(target, int) (result, erro
 	return rs, nil
 }
 
-// mapSource is an in-memory server.Source: the benchmark measures the edge, not a store.
+// mapSource is an in-memory redirect.Source: the benchmark measures the edge, not a store.
 type mapSource map[string]*link.Link
 
 func (m mapSource) ResolveLink(_ context.Context, domain, slug string) (*link.Link, error) {
@@ -201,7 +201,7 @@ func (m mapSource) IsVerifiedDomain(context.Context, string) (bool, error)  { re
 func (m mapSource) ChargeClick(context.Context, string) (bool, error)       { return true, nil }
 func (m mapSource) ClickLimitReached(context.Context, string) (bool, error) { return false, nil }
 
-var _ server.Source = mapSource(nil)
+var _ redirect.Source = mapSource(nil)
 
 var logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
@@ -224,7 +224,7 @@ func startEdge() (target, error) {
 		drained.Add(int64(len(batch)))
 		return nil
 	})
-	e, err := server.New(server.Options{Config: cfg, Source: src, Clicks: clicks, Secret: []byte("edgebench-secret"), Logger: logger})
+	e, err := redirect.New(redirect.Options{Config: cfg, Source: src, Clicks: clicks, Secret: []byte("edgebench-secret"), Logger: logger})
 	if err != nil {
 		clicks.Close(context.Background())
 		return target{}, err
@@ -256,7 +256,7 @@ func startEdge() (target, error) {
 // server configured like the edge's, so that the ratio isolates the handler.
 func startBare() (target, error) {
 	location := []byte(benchTarget)
-	srv := server.NewHTTPServer(func(ctx *fasthttp.RequestCtx) {
+	srv := redirect.NewHTTPServer(func(ctx *fasthttp.RequestCtx) {
 		ctx.Response.Header.SetBytesV("Location", location)
 		ctx.SetStatusCode(fasthttp.StatusFound)
 	}, logger)

@@ -13,7 +13,7 @@ import (
 	"shortlink.dev/benchmarks/internal/wrk"
 )
 
-// The edge's metrics the phases read (edge/server/support.go).
+// The edge's metrics the phases read (edge/redirect/metrics.go).
 const (
 	mRedirects   = `shortlink_edge_requests_total{outcome="redirect"}`
 	mNotFound    = `shortlink_edge_requests_total{outcome="not_found"}`

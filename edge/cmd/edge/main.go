@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"shortlink.dev/edge/server"
+	"shortlink.dev/edge/redirect"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/kafka"
 	"shortlink.dev/shared/sqlstore"
@@ -87,7 +87,7 @@ func run() error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	e, err := server.New(server.Options{
+	e, err := redirect.New(redirect.Options{
 		Config: cfg, Source: source{Store: reader, primary: primary}, Clicks: producer, Changes: changes,
 		Secret: secret, Logger: log, Registry: reg,
 		// The password lockout holds across edges: they count tries in the primary.

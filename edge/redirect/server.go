@@ -1,10 +1,11 @@
-// Package server is the edge: a fasthttp server that answers GET /{slug} on a
+// Package redirect is the edge: a fasthttp server that answers GET /{slug} on a
 // short domain with a redirect, decided from a compiled link held in a
 // ristretto cache. A redirect on a cache hit does no I/O and allocates
 // nothing; the click is handed to a bounded producer that never blocks.
-package server
+package redirect
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,20 +17,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cespare/xxhash/v2"
-	"github.com/dgraph-io/ristretto/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
-	"golang.org/x/sync/singleflight"
 
-	"shortlink.dev/edge/internal/target"
 	"shortlink.dev/edge/internal/visitor"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/clientip"
 	"shortlink.dev/shared/config"
-	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/gallery"
 	"shortlink.dev/shared/link"
 )
@@ -81,23 +77,11 @@ type Edge struct {
 	// one fasthttp read just before calling the handler (RequestCtx.Time),
 	// and its latency is measured on the monotonic clock alone.
 	realClock bool
-	linkTTL   time.Duration
-	absTTL    time.Duration
 	// latencyTick counts requests; every latencySampling-th is timed.
 	latencyTick atomic.Uint32
 
-	links   *ristretto.Cache[uint64, *target.Link]
-	bios    *ristretto.Cache[uint64, *bioPage]
-	loads   singleflight.Group
-	gen     atomic.Uint64 // bumped by every eviction; a load that raced one is not cached
-	domains domainCache
-
-	// cacheMu makes an eviction and a load's check-then-cache of gen atomic
-	// (else a load could cache what it read before an eviction that came
-	// between its check and its Set), and keeps both off the cache once
-	// Shutdown has closed it.
-	cacheMu     sync.Mutex
-	cacheClosed bool
+	// cache holds what src answered: links, gallery pages, host domains.
+	cache cache
 
 	agents *visitor.Agents
 	geo    *visitor.Geo
@@ -138,7 +122,6 @@ func New(o Options) (*Edge, error) {
 	}
 	e := &Edge{
 		cfg: o.Config, src: o.Source, clicks: o.Clicks, log: o.Logger, now: o.Now, realClock: realClock,
-		linkTTL: o.LinkTTL, absTTL: o.AbsentTTL,
 		hasher: visitor.NewHasher(o.Secret), cookie: cookieSigner{key: o.Secret},
 		tries: o.Tries, tryLimits: defaultTryLimits, pwGate: newPasswordGate(o.PasswordMemory),
 		stopPrune: make(chan struct{}),
@@ -147,22 +130,8 @@ func New(o Options) (*Edge, error) {
 	if e.tries == nil {
 		e.tries = newMemTries()
 	}
-	e.domains.init(o.Config.DefaultDomain)
 	var err error
-	// ristretto's TinyLFU admission keeps the links hit again and again over
-	// a flood of one-off slugs. Each entry costs 1, so MaxCost counts
-	// entries: ristretto otherwise adds the size of its own record of an
-	// entry (56 bytes) to every cost, and the cache held 1/57th of its size.
-	size := int64(o.Config.EdgeCacheLinks)
-	if size <= 0 {
-		size = config.DefaultEdgeCacheLinks
-	}
-	if e.links, err = ristretto.NewCache(&ristretto.Config[uint64, *target.Link]{
-		NumCounters: 8 * size, MaxCost: size, BufferItems: 64, IgnoreInternalCost: true,
-	}); err != nil {
-		return nil, err
-	}
-	if e.bios, err = newBioCache(); err != nil {
+	if err = e.cache.init(o, e.metrics); err != nil {
 		return nil, err
 	}
 	if e.agents, err = visitor.NewAgents(1 << 14); err != nil {
@@ -180,7 +149,7 @@ func New(o Options) (*Edge, error) {
 			case bus.KindGallery:
 				e.EvictGallery(c.Domain, c.Slug)
 			case bus.KindDomain:
-				e.domains.forget(c.Domain)
+				e.cache.domains.forget(c.Domain)
 			case bus.KindReset:
 				e.EvictAll()
 			default:
@@ -219,193 +188,39 @@ func (e *Edge) Serve(ln net.Listener) error { return e.srv.Serve(ln) }
 func (e *Edge) Shutdown(ctx context.Context) error {
 	err := e.srv.ShutdownWithContext(ctx)
 	e.stopOnce.Do(func() { close(e.stopPrune) })
-	e.cacheMu.Lock()
-	e.cacheClosed = true
-	e.links.Close()
-	e.bios.Close()
-	e.cacheMu.Unlock()
+	e.cache.close()
 	e.agents.Close()
 	e.geo.Close()
 	return err
 }
 
-// Evict forgets the cached link (or absence) of domain+slug. Once it returns,
-// no request is answered from what was read before it: a load in flight is
-// neither cached nor joined by later requests, and the cache has applied the
-// deletion (ristretto applies writes asynchronously, in order).
-func (e *Edge) Evict(domain, slug string) {
-	e.cacheMu.Lock()
-	defer e.cacheMu.Unlock()
-	if e.cacheClosed {
-		return
-	}
-	e.gen.Add(1)
-	e.loads.Forget(domain + "\x00" + slug)
-	e.links.Del(linkKey([]byte(domain), []byte(slug)))
-	e.links.Wait()
-}
-
-// EvictAll forgets every cached link, page and domain: the link changes
-// may have gone by unseen (the change reader lost the broker's topic).
-func (e *Edge) EvictAll() {
-	e.cacheMu.Lock()
-	defer e.cacheMu.Unlock()
-	if e.cacheClosed {
-		return
-	}
-	e.gen.Add(1) // loads in flight are not cached
-	e.links.Clear()
-	e.bios.Clear()
-	e.domains.clear()
-}
-
-// linkKey hashes domain and slug into the cache key. The cached value carries
-// its domain and slug, and lookup compares them, so a hash collision is a miss,
-// never a wrong link.
-func linkKey(domain, slug []byte) uint64 {
-	var buf [400]byte
-	n := copy(buf[:], domain)
-	if n < len(buf) {
-		buf[n] = 0
-		n++
-	}
-	n += copy(buf[n:], slug)
-	return xxhash.Sum64(buf[:n])
-}
-
-// lookup returns the compiled link of domain+slug, from the cache or the source.
-// Entries carry their own expiry, checked against the request's clock reading.
-func (e *Edge) lookup(ctx context.Context, domain string, slug []byte, now time.Time) (*target.Link, error) {
-	key := linkKey([]byte(domain), slug)
-	if l, ok := e.links.Get(key); ok && l.Domain == domain && l.Slug == string(slug) && now.Before(l.CachedUntil) {
-		e.metrics.cacheHits.Inc()
-		return l, nil
-	}
-	e.metrics.cacheMisses.Inc()
-	s := string(slug)
-	v, err, _ := e.loads.Do(domain+"\x00"+s, func() (any, error) {
-		gen := e.gen.Load()
-		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
-		defer cancel()
-		l, err := e.src.ResolveLink(ctx, domain, s)
-		var c *target.Link
-		ttl := e.linkTTL
-		switch {
-		case fault.Is(err, fault.NotFound):
-			c, ttl = target.Absent(domain, s), e.absTTL
-		case err != nil:
-			return nil, err
-		default:
-			c = target.Compile(l)
-		}
-		c.CachedUntil = e.now().Add(ttl)
-		// A change evicted this key while we read: what we read may be older
-		// than the change, so it is served once and not cached.
-		e.cacheMu.Lock()
-		if e.gen.Load() == gen && !e.cacheClosed {
-			e.links.Set(key, c, 1)
-		}
-		e.cacheMu.Unlock()
-		return c, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*target.Link), nil
-}
-
-// domainCache maps a request's Host to the domain its links live on: a
-// verified custom domain, or the default domain for every other host.
-type domainCache struct {
-	def string
-	// defLower: def is in lower case (the config sees to it), so a Host
-	// equal to it needs no lowering.
-	defLower bool
-	mu       sync.RWMutex
-	m        map[string]domainEntry
-}
-
-type domainEntry struct {
-	domain  string
-	expires int64
-}
-
-func (d *domainCache) init(def string) {
-	d.def = def
-	d.defLower = def == strings.ToLower(def)
-	d.m = map[string]domainEntry{}
-}
-
-const domainTTL = time.Minute
-
-// clear forgets every host.
-func (d *domainCache) clear() {
-	d.mu.Lock()
-	clear(d.m)
-	d.mu.Unlock()
-}
-
-// forget drops what the cache knows of the hosts of a domain name (with
-// any port): it was verified or removed.
-func (d *domainCache) forget(name string) {
-	name = strings.ToLower(name)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for host := range d.m {
-		h := host
-		if hn, _, err := net.SplitHostPort(host); err == nil {
-			h = hn
-		}
-		if h == name {
-			delete(d.m, host)
-		}
-	}
-}
-
 // hostDomain returns the link domain of the request's Host at now.
 func (e *Edge) hostDomain(ctx *fasthttp.RequestCtx, now time.Time) string {
 	host := ctx.Host()
-	if e.domains.defLower && string(host) == e.domains.def {
-		return e.domains.def // the common case, lower-case already
+	if d := &e.cache.domains; d.defLower && string(host) == d.def {
+		return d.def // the common case, lower-case already
 	}
 	var buf [256]byte
-	return e.domainFor(storeCtx, lowerHost(buf[:0], host), now)
+	h := lowerHost(buf[:0], host)
+	domain, err := e.cache.domain(storeCtx, h, now)
+	if err != nil {
+		e.log.Warn("custom domain lookup failed; serving the default domain", "host", string(h), "err", err)
+	}
+	return domain
 }
 
-// domainFor returns the link domain of a lower-case host at now.
-func (e *Edge) domainFor(ctx context.Context, host []byte, at time.Time) string {
-	d := &e.domains
-	if string(host) == d.def || len(host) == 0 {
-		return d.def
+// lowerHost appends host in lower case to dst (hosts are case-insensitive).
+func lowerHost(dst, host []byte) []byte {
+	if len(host) > cap(dst) {
+		return bytes.ToLower(host)
 	}
-	now := at.UnixNano()
-	d.mu.RLock()
-	v, ok := d.m[string(host)]
-	d.mu.RUnlock()
-	if ok && v.expires > now {
-		return v.domain
+	for _, c := range host {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
 	}
-	h := string(host)
-	name := h
-	if hn, _, err := net.SplitHostPort(h); err == nil {
-		name = hn
-	}
-	domain := d.def
-	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
-	defer cancel()
-	if verified, err := e.src.IsVerifiedDomain(ctx, name); err != nil {
-		e.log.Warn("custom domain lookup failed; serving the default domain", "host", h, "err", err)
-		return d.def
-	} else if verified {
-		domain = name
-	}
-	d.mu.Lock()
-	if len(d.m) > 100_000 {
-		d.m = map[string]domainEntry{} // unbounded Host values must not grow memory forever
-	}
-	d.m[h] = domainEntry{domain: domain, expires: now + int64(domainTTL)}
-	d.mu.Unlock()
-	return domain
+	return dst
 }
 
 // clientIP is the visitor's address; X-Forwarded-For counts only from
@@ -421,6 +236,17 @@ func (e *Edge) clientIP(ctx *fasthttp.RequestCtx) netip.Addr {
 		return remote
 	}
 	return clientip.Resolve(remote, string(xff), e.cfg.TrustedProxies)
+}
+
+// secureRequest reports whether the visitor reached the edge over https:
+// short URLs are https (a TLS proxy in front), the request came over TLS,
+// or a trusted proxy says so with X-Forwarded-Proto.
+func (e *Edge) secureRequest(ctx *fasthttp.RequestCtx) bool {
+	if strings.EqualFold(e.cfg.ShortURLScheme, "https") || ctx.IsTLS() {
+		return true
+	}
+	remote, _ := netip.AddrFromSlice(ctx.RemoteIP())
+	return clientip.ForwardedHTTPS(remote, string(ctx.Request.Header.Peek("X-Forwarded-Proto")), e.cfg.TrustedProxies)
 }
 
 type slogPrinter struct{ log *slog.Logger }

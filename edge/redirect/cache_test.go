@@ -1,4 +1,4 @@
-package server
+package redirect
 
 import (
 	"context"
@@ -42,14 +42,14 @@ func TestLinkCacheSize(t *testing.T) {
 		}
 		ctx, now := context.Background(), time.Now()
 		for i := range links {
-			if _, err := e.lookup(ctx, "localhost:8081", []byte("s"+strconv.Itoa(i)), now); err != nil {
+			if _, err := e.cache.link(ctx, "localhost:8081", []byte("s"+strconv.Itoa(i)), now); err != nil {
 				t.Fatal(err)
 			}
 		}
-		e.links.Wait()
+		e.cache.links.Wait()
 		n := 0
 		for i := range links {
-			if _, ok := e.links.Get(linkKey([]byte("localhost:8081"), []byte("s"+strconv.Itoa(i)))); ok {
+			if _, ok := e.cache.links.Get(linkKey([]byte("localhost:8081"), []byte("s"+strconv.Itoa(i)))); ok {
 				n++
 			}
 		}
@@ -85,11 +85,11 @@ func TestResetForgetsEveryCachedLink(t *testing.T) {
 	}
 	ctx, now := context.Background(), time.Now()
 	for _, slug := range []string{"a", "b"} {
-		if _, err := e.lookup(ctx, "localhost:8081", []byte(slug), now); err != nil {
+		if _, err := e.cache.link(ctx, "localhost:8081", []byte(slug), now); err != nil {
 			t.Fatal(err)
 		}
 	}
-	e.links.Wait()
+	e.cache.links.Wait()
 	// Changed where the edge did not hear of it.
 	for _, slug := range []string{"a", "b"} {
 		l := *src["localhost:8081/"+slug]
@@ -100,7 +100,7 @@ func TestResetForgetsEveryCachedLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, slug := range []string{"a", "b"} {
-		got, err := e.lookup(ctx, "localhost:8081", []byte(slug), now)
+		got, err := e.cache.link(ctx, "localhost:8081", []byte(slug), now)
 		if err != nil {
 			t.Fatal(err)
 		}

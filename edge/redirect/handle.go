@@ -1,22 +1,18 @@
-package server
+package redirect
 
 import (
 	"bytes"
 	"context"
-	"net/netip"
 	"net/url"
-	"strings"
 	"time"
 	"unsafe"
 
-	"github.com/alexedwards/argon2id"
 	"github.com/valyala/fasthttp"
 
 	"shortlink.dev/edge/internal/page"
-	"shortlink.dev/edge/internal/target"
+	"shortlink.dev/edge/internal/route"
 	"shortlink.dev/edge/internal/visitor"
 	"shortlink.dev/shared/click"
-	"shortlink.dev/shared/clientip"
 	"shortlink.dev/shared/link"
 )
 
@@ -73,7 +69,7 @@ func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
 	}
 
 	domain := e.hostDomain(ctx, now)
-	l, err := e.lookup(storeCtx, domain, slug, now)
+	l, err := e.cache.link(storeCtx, domain, slug, now)
 	if err != nil {
 		e.log.Error("link lookup failed", "domain", domain, "slug", string(slug), "err", err)
 		ctx.Response.Header.Set("Retry-After", "5")
@@ -110,14 +106,14 @@ func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
 
 	ip := e.clientIP(ctx)
 	place := e.geo.Lookup(ip)
-	to := l.Choose(target.Client{OS: agent.OS, Country: place.Country, Device: agent.Device})
+	to := l.Choose(route.Client{OS: agent.OS, Country: place.Country, Device: agent.Device})
 	var qrID string
 	trigger := click.TriggerLink
 	if args := ctx.QueryArgs(); args.Len() > 0 {
 		if qr := args.Peek("qr"); len(qr) > 0 {
 			qrID, trigger = string(qr), click.TriggerQR
 		}
-		to = target.Merge(to, queryValues(args))
+		to = route.Merge(to, queryValues(args))
 	}
 	if to == "" {
 		e.log.Error("link has no usable target", "link", l.ID)
@@ -166,26 +162,9 @@ func (e *Edge) requestTime(ctx *fasthttp.RequestCtx) time.Time {
 	return e.now()
 }
 
-// latencySampling: one request in this many is timed for the latency
-// histogram. Reading the clock once more costs a redirect about 0.1–0.2 µs on
-// a virtual machine; a sample of one in eight gives the same quantiles.
-const latencySampling = 8
-
-// observeLatency records the time since the request's start. On the real
-// clock it reads only the monotonic clock (time.Since), half a time.Now.
-func (e *Edge) observeLatency(start time.Time) {
-	var d time.Duration
-	if e.realClock {
-		d = time.Since(start)
-	} else {
-		d = e.now().Sub(start)
-	}
-	e.metrics.latency.Observe(d.Seconds())
-}
-
 // allowedByLimit charges a counted click against the link's clickLimit, or, for
 // HEAD and bots, which use up nothing, only checks that some is left.
-func (e *Edge) allowedByLimit(ctx *fasthttp.RequestCtx, l *target.Link, counted bool) bool {
+func (e *Edge) allowedByLimit(ctx *fasthttp.RequestCtx, l *route.Link, counted bool) bool {
 	c, cancel := context.WithTimeout(storeCtx, loadTimeout)
 	defer cancel()
 	if counted {
@@ -204,7 +183,7 @@ func (e *Edge) allowedByLimit(ctx *fasthttp.RequestCtx, l *target.Link, counted 
 }
 
 // gone answers an expired or used-up link: its expiredUrl, or the 410 page.
-func (e *Edge) gone(ctx *fasthttp.RequestCtx, l *target.Link) {
+func (e *Edge) gone(ctx *fasthttp.RequestCtx, l *route.Link) {
 	if l.ExpiredURL != "" {
 		ctx.Response.Header.Set("Location", l.ExpiredURL)
 		ctx.Response.Header.Set("Cache-Control", "no-store")
@@ -213,74 +192,6 @@ func (e *Edge) gone(ctx *fasthttp.RequestCtx, l *target.Link) {
 		return
 	}
 	e.page(ctx, fasthttp.StatusGone, page.Gone, e.metrics.gone)
-}
-
-// unlock handles a password-protected link without a valid unlock cookie. It
-// reports true when the request carried the right password (the redirect goes
-// on); otherwise it has answered with the form, or 429 after too many wrong
-// tries or while the edge checks as many passwords as it may at once.
-func (e *Edge) unlock(ctx *fasthttp.RequestCtx, l *target.Link, now time.Time) bool {
-	if !ctx.IsPost() {
-		e.page(ctx, fasthttp.StatusUnauthorized, page.Password, e.metrics.password)
-		return false
-	}
-	pw := ctx.PostArgs().Peek("password")
-	check := len(pw) > 0 && len(pw) <= 4*link.MaxPasswordLen
-	var ticket gateTicket
-	if check {
-		// Room first: a flood beyond what the edge checks at once (and the
-		// few tries that may wait for it) is answered at once, without even
-		// a count in the store; such a try is not counted (it was not checked).
-		var admitted bool
-		if ticket, admitted = e.pwGate.acquire(l.PasswordHash); !admitted {
-			e.metrics.passwordShed.Inc()
-			ctx.Response.Header.Set("Retry-After", "1")
-			e.page(ctx, fasthttp.StatusTooManyRequests, page.Busy, e.metrics.tooMany)
-			return false
-		}
-	}
-	// The try is counted before the password is checked, and stays counted
-	// unless it was right: however many arrive at once, no more are checked
-	// than the lockout allows.
-	res, wait, err := e.reserveTry(storeCtx, l.ID, e.clientIP(ctx), now)
-	if err != nil || wait > 0 {
-		if check {
-			e.pwGate.release(ticket, false)
-		}
-		if err != nil {
-			e.log.Error("cannot count a password try", "link", l.ID, "err", err)
-			ctx.Response.Header.Set("Retry-After", "5")
-			e.page(ctx, fasthttp.StatusServiceUnavailable, page.Unavailable, e.metrics.failed)
-			return false
-		}
-		ctx.Response.Header.Set("Retry-After", retryAfter(wait))
-		e.page(ctx, fasthttp.StatusTooManyRequests, page.TooMany, e.metrics.tooMany)
-		return false
-	}
-	ok := false
-	if check {
-		e.metrics.passwordChecks.Inc()
-		ok, _ = argon2id.ComparePasswordAndHash(string(pw), l.PasswordHash)
-		e.pwGate.release(ticket, true)
-	}
-	if !ok {
-		e.page(ctx, fasthttp.StatusUnauthorized, page.WrongPassword, e.metrics.password)
-		return false
-	}
-	e.giveBack(res)
-	e.cookie.set(ctx, l, now, e.secureRequest(ctx))
-	return true
-}
-
-// secureRequest reports whether the visitor reached the edge over https:
-// short URLs are https (a TLS proxy in front), the request came over TLS,
-// or a trusted proxy says so with X-Forwarded-Proto.
-func (e *Edge) secureRequest(ctx *fasthttp.RequestCtx) bool {
-	if strings.EqualFold(e.cfg.ShortURLScheme, "https") || ctx.IsTLS() {
-		return true
-	}
-	remote, _ := netip.AddrFromSlice(ctx.RemoteIP())
-	return clientip.ForwardedHTTPS(remote, string(ctx.Request.Header.Peek("X-Forwarded-Proto")), e.cfg.TrustedProxies)
 }
 
 func (e *Edge) page(ctx *fasthttp.RequestCtx, status int, body []byte, c counter) {
@@ -306,20 +217,6 @@ func validSlug(s []byte) bool {
 		}
 	}
 	return true
-}
-
-// lowerHost appends host in lower case to dst (hosts are case-insensitive).
-func lowerHost(dst, host []byte) []byte {
-	if len(host) > cap(dst) {
-		return bytes.ToLower(host)
-	}
-	for _, c := range host {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return dst
 }
 
 func queryValues(args *fasthttp.Args) url.Values {

@@ -1,67 +1,10 @@
-package server
+package redirect
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/valyala/fasthttp"
-
-	"shortlink.dev/edge/internal/target"
 )
-
-// unlockTTL is how long a right password keeps a link open in that browser.
-const unlockTTL = 24 * time.Hour
-
-// cookieSigner makes and checks the unlock cookie of a password-protected link:
-// "expiry.signature", the signature an HMAC of the link id, the expiry and the
-// password hash, so a new password locks every browser out again.
-type cookieSigner struct{ key []byte }
-
-func cookieName(l *target.Link) string { return "sl_unlock_" + l.ID }
-
-func (s cookieSigner) sign(l *target.Link, exp int64) string {
-	m := hmac.New(sha256.New, s.key)
-	m.Write([]byte(l.ID))
-	m.Write([]byte{0})
-	m.Write([]byte(strconv.FormatInt(exp, 10)))
-	m.Write([]byte{0})
-	m.Write([]byte(l.PasswordHash))
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// set gives the visitor the unlock cookie; secure marks it Secure, for
-// visitors on https, whose browser then never sends it over plain http.
-func (s cookieSigner) set(ctx *fasthttp.RequestCtx, l *target.Link, now time.Time, secure bool) {
-	exp := now.Add(unlockTTL).Unix()
-	c := fasthttp.AcquireCookie()
-	defer fasthttp.ReleaseCookie(c)
-	c.SetKey(cookieName(l))
-	c.SetValue(strconv.FormatInt(exp, 10) + "." + s.sign(l, exp))
-	c.SetPath("/" + l.Slug)
-	c.SetMaxAge(int(unlockTTL / time.Second))
-	c.SetHTTPOnly(true)
-	c.SetSameSite(fasthttp.CookieSameSiteLaxMode)
-	c.SetSecure(secure)
-	ctx.Response.Header.SetCookie(c)
-}
-
-func (s cookieSigner) valid(ctx *fasthttp.RequestCtx, l *target.Link, now time.Time) bool {
-	v := ctx.Request.Header.Cookie(cookieName(l))
-	if len(v) == 0 {
-		return false
-	}
-	expS, sig, ok := strings.Cut(string(v), ".")
-	exp, err := strconv.ParseInt(expS, 10, 64)
-	if !ok || err != nil || exp < now.Unix() {
-		return false
-	}
-	return hmac.Equal([]byte(sig), []byte(s.sign(l, exp)))
-}
 
 // The series of the clicks an edge took and will never deliver.
 const (
@@ -138,4 +81,21 @@ func newMetrics(reg prometheus.Registerer, clicks any) *metrics {
 		}, func() float64 { return float64(c.Spooled()) }))
 	}
 	return m
+}
+
+// latencySampling: one request in this many is timed for the latency
+// histogram. Reading the clock once more costs a redirect about 0.1–0.2 µs on
+// a virtual machine; a sample of one in eight gives the same quantiles.
+const latencySampling = 8
+
+// observeLatency records the time since the request's start. On the real
+// clock it reads only the monotonic clock (time.Since), half a time.Now.
+func (e *Edge) observeLatency(start time.Time) {
+	var d time.Duration
+	if e.realClock {
+		d = time.Since(start)
+	} else {
+		d = e.now().Sub(start)
+	}
+	e.metrics.latency.Observe(d.Seconds())
 }

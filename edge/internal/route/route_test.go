@@ -1,4 +1,4 @@
-package target
+package route
 
 import (
 	"net/url"

@@ -1,8 +1,8 @@
-// Package target decides where a visit to a link goes. A link is compiled once,
+// Package route decides where a visit to a link goes. A link is compiled once,
 // when the edge loads it, into a Link whose every possible target already has
 // the link's UTM parameters set; choosing a target per request is then a few
 // comparisons (CONTRACT §5: iOS/Android deep links, geo, device, destination).
-package target
+package route
 
 import (
 	"net/url"
