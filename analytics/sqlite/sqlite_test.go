@@ -76,12 +76,12 @@ func TestOpen(t *testing.T) {
 
 	t.Run("OKConcurrent", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "shortlink.db")
-		mustOpenLinks(t, path)
+		links := mustOpenLinks(t, path)
 		var wg sync.WaitGroup
 		errs := make(chan error, 4)
 		for range 4 {
 			wg.Go(func() {
-				s, err := sqlite.Open(context.Background(), path)
+				s, err := sqlite.Open(context.Background(), path, links)
 				if err != nil {
 					errs <- err
 					return
@@ -98,8 +98,10 @@ func TestOpen(t *testing.T) {
 	})
 
 	t.Run("ErrNoLinksTable", func(t *testing.T) {
+		// The control-plane store opened on another file than the clicks'.
+		links := mustOpenLinks(t, filepath.Join(t.TempDir(), "links.db"))
 		path := filepath.Join(t.TempDir(), "shortlink.db")
-		s, err := sqlite.Open(context.Background(), path)
+		s, err := sqlite.Open(context.Background(), path, links)
 		if err == nil {
 			s.Close()
 			t.Fatalf("open without the control-plane schema: got no error")
@@ -154,7 +156,7 @@ func BenchmarkLinkStatsLoaded(b *testing.B) {
 func mustOpen(t testing.TB, path string) backend {
 	t.Helper()
 	links := mustOpenLinks(t, path)
-	s, err := sqlite.Open(context.Background(), path)
+	s, err := sqlite.Open(context.Background(), path, links)
 	if err != nil {
 		t.Fatalf("open analytics SQLite: %v", err)
 	}
