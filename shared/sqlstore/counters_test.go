@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -139,6 +140,39 @@ func testSetLinkCounters(t *testing.T, open func(t *testing.T) *sqlstore.Store) 
 		}
 	})
 }
+
+// TestCounters runs the contract suite of counters.Store, through which both
+// click stores write the counters, on both dialects.
+func TestCounters(t *testing.T) {
+	t.Run("SQLite", func(t *testing.T) {
+		storetest.Counters(t, func(t *testing.T) storetest.CounterStores {
+			path := filepath.Join(t.TempDir(), "shortlink.db")
+			s := mustOpenSQLite(t, path)
+			db, err := sqlstore.OpenSQLiteDB(context.Background(), path)
+			if err != nil {
+				t.Fatalf("open a second pool on %s: %v", path, err)
+			}
+			t.Cleanup(func() { db.Close() })
+			return counterStores{Store: s, db: db}
+		})
+	})
+	t.Run("Postgres", func(t *testing.T) {
+		dbURL := mustCreatePostgresDB(t)
+		storetest.Counters(t, func(t *testing.T) storetest.CounterStores {
+			return counterStores{Store: mustOpenPostgres(t, dbURL), db: mustOpenSQL(t, "pgx", dbURL)}
+		})
+	})
+}
+
+// counterStores is the store and a second pool of connections to its
+// database, where the Counters suite begins its transactions as a click
+// store sharing the database (analytics/sqlite) begins its own.
+type counterStores struct {
+	*sqlstore.Store
+	db *sql.DB
+}
+
+func (s counterStores) BeginTx(ctx context.Context) (*sql.Tx, error) { return s.db.BeginTx(ctx, nil) }
 
 // mustNewLinks creates n links in a new workspace and returns the workspace's
 // id and theirs.
