@@ -25,9 +25,10 @@ type Store interface {
 	Close() error
 }
 
-// Open returns the click store. st is the control plane's store: the click
-// counters of links are written back to it, and the webhook messages of the
-// clicks (click, qr.scanned) go to its outbox.
+// Open returns the click store. st is the control plane's store: both click
+// stores write the counters of links and QR codes back through it
+// (counters.Store), and the webhook messages of the clicks (click,
+// qr.scanned) go to its outbox.
 func Open(ctx context.Context, cfg *config.Config, st *sqlstore.Store) (Store, error) {
 	var (
 		s   Store
@@ -39,7 +40,7 @@ func Open(ctx context.Context, cfg *config.Config, st *sqlstore.Store) (Store, e
 	case cfg.DatabaseURL != "":
 		return nil, errors.New("invalid setting SHORTLINK_CLICKHOUSE_URL: required when SHORTLINK_DATABASE_URL selects PostgreSQL (the embedded click store lives in the SQLite file)")
 	default:
-		s, err = sqlite.Open(ctx, filepath.Join(cfg.DataDir, "shortlink.db"))
+		s, err = sqlite.Open(ctx, filepath.Join(cfg.DataDir, "shortlink.db"), st)
 	}
 	if err != nil {
 		return nil, err

@@ -37,35 +37,18 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	lru "github.com/hashicorp/golang-lru/v2"
 
+	"shortlink.dev/shared/counters"
 	"shortlink.dev/shared/migration"
-	"shortlink.dev/shared/sqlstore"
 )
 
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Counters is the link store that keeps the links' click_count and
-// last_clicked_at and the QR codes' scan_count, where the control plane
-// reads them: *sqlstore.Store.
-type Counters interface {
-	// SetLinkCounters raises the links' counters to the given absolute values.
-	SetLinkCounters(ctx context.Context, counters []sqlstore.LinkCounter) error
-	// LinkCounters returns a link's counters, or a NOT_FOUND error.
-	LinkCounters(ctx context.Context, linkID string) (sqlstore.LinkCounter, error)
-	// SetQRScanCounts raises the dynamic QR codes' scan counts to the given
-	// absolute values.
-	SetQRScanCounts(ctx context.Context, counters []sqlstore.QRScanCounter) error
-	// QRScanCount returns a code's scan count, or a NOT_FOUND error.
-	QRScanCount(ctx context.Context, qrID string) (int64, error)
-}
-
-var _ Counters = (*sqlstore.Store)(nil)
-
 // Store stores click events and answers statistics on ClickHouse. It is safe
 // for concurrent use.
 type Store struct {
 	conn     driver.Conn
-	counters Counters
+	counters counters.Store
 	recent   *recentIDs
 	// visitors caches the distinct visitors of links' days, which
 	// LinkStats would otherwise read from their states again each time
@@ -92,7 +75,7 @@ var databaseName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // pending migrations, then counts into the rollups the clicks stored without
 // them (fillLegacy), before it returns. counters is where WriteClicks writes
 // the links' click counters back: the control plane's store.
-func Open(ctx context.Context, url string, counters Counters) (*Store, error) {
+func Open(ctx context.Context, url string, counters counters.Store) (*Store, error) {
 	if counters == nil {
 		return nil, errors.New("cannot open ClickHouse: no link store for the click counters")
 	}

@@ -22,6 +22,7 @@ import (
 	"shortlink.dev/analytics/clickhouse/chtest"
 	"shortlink.dev/analytics/statstest"
 	"shortlink.dev/shared/click"
+	"shortlink.dev/shared/counters"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/migration"
 	"shortlink.dev/shared/sqlstore"
@@ -82,7 +83,7 @@ func (e env) open(t testing.TB) backend {
 	return backend{Store: mustOpen(t, e.clickhouseURL, e.links), links: e.links}
 }
 
-func mustOpen(t testing.TB, url string, counters clickhouse.Counters) *clickhouse.Store {
+func mustOpen(t testing.TB, url string, counters counters.Store) *clickhouse.Store {
 	t.Helper()
 	s, err := clickhouse.Open(context.Background(), url, counters)
 	if err != nil {
@@ -464,11 +465,11 @@ type failingCounters struct {
 	fail atomic.Bool
 }
 
-func (f *failingCounters) SetLinkCounters(ctx context.Context, counters []sqlstore.LinkCounter) error {
+func (f *failingCounters) SetLinkCounters(ctx context.Context, links []counters.Link) error {
 	if f.fail.Load() {
 		return errors.New("PostgreSQL is down")
 	}
-	return f.Store.SetLinkCounters(ctx, counters)
+	return f.Store.SetLinkCounters(ctx, links)
 }
 
 // TestCountersCatchUpOnRedelivery: the clicks were stored but the counters

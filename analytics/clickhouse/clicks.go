@@ -12,8 +12,8 @@ import (
 
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/click"
+	"shortlink.dev/shared/counters"
 	"shortlink.dev/shared/fault"
-	"shortlink.dev/shared/sqlstore"
 )
 
 var _ bus.ClickHandler = (*Store)(nil).WriteClicks
@@ -268,11 +268,11 @@ func (s *Store) updateCounters(ctx context.Context, batch []click.Event) error {
 	var scansErr error
 	wg.Go(func() { scansErr = s.updateScans(ctx, batch) })
 	defer wg.Wait()
-	counters, err := s.countLinks(ctx, links)
+	counts, err := s.countLinks(ctx, links)
 	if err != nil {
 		return fmt.Errorf("cannot count the links' clicks: %w", err)
 	}
-	if err := s.counters.SetLinkCounters(ctx, counters); err != nil {
+	if err := s.counters.SetLinkCounters(ctx, counts); err != nil {
 		return err
 	}
 	wg.Wait()
@@ -319,20 +319,20 @@ func (s *Store) updateScans(ctx context.Context, batch []click.Event) error {
 		return fmt.Errorf("cannot count the QR codes' scans: %w", err)
 	}
 	defer rows.Close()
-	var counters []sqlstore.QRScanCounter
+	var scans []counters.QRScans
 	for rows.Next() {
-		var c sqlstore.QRScanCounter
+		var c counters.QRScans
 		var n uint64
 		if err := rows.Scan(&c.LinkID, &c.QRID, &n); err != nil {
 			return fmt.Errorf("cannot count the QR codes' scans: %w", err)
 		}
 		c.Count = int64(n)
-		counters = append(counters, c)
+		scans = append(scans, c)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("cannot count the QR codes' scans: %w", err)
 	}
-	return s.counters.SetQRScanCounts(ctx, counters)
+	return s.counters.SetQRScanCounts(ctx, scans)
 }
 
 // QRScanCount returns the code's scan_count as the control plane shows it,
@@ -344,7 +344,7 @@ func (s *Store) QRScanCount(ctx context.Context, qrID string) (int64, error) {
 // countLinks returns the links' human clicks and the time of the latest,
 // from link_days (and click_backfill). The links travel as an external
 // table.
-func (s *Store) countLinks(ctx context.Context, links []string) ([]sqlstore.LinkCounter, error) {
+func (s *Store) countLinks(ctx context.Context, links []string) ([]counters.Link, error) {
 	table, err := ext.NewTable("batch_links", ext.Column("link_id", "String"))
 	if err != nil {
 		return nil, err
@@ -371,9 +371,9 @@ func (s *Store) countLinks(ctx context.Context, links []string) ([]sqlstore.Link
 		return nil, err
 	}
 	defer rows.Close()
-	counters := make([]sqlstore.LinkCounter, 0, len(links))
+	counts := make([]counters.Link, 0, len(links))
 	for rows.Next() {
-		var c sqlstore.LinkCounter
+		var c counters.Link
 		var n uint64
 		var last int64
 		if err := rows.Scan(&c.LinkID, &n, &last); err != nil {
@@ -381,9 +381,9 @@ func (s *Store) countLinks(ctx context.Context, links []string) ([]sqlstore.Link
 		}
 		c.Count = int64(n)
 		c.LastClickedAt = microsPtr(last)
-		counters = append(counters, c)
+		counts = append(counts, c)
 	}
-	return counters, rows.Err()
+	return counts, rows.Err()
 }
 
 // LinkCounters returns the link's click_count and last_clicked_at as the

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"shortlink.dev/shared/counters"
 	"shortlink.dev/shared/sqlstore"
 	"shortlink.dev/shared/storetest"
 )
@@ -39,7 +40,7 @@ func TestChecker(t *testing.T) {
 	}
 	stored := func(n int64) {
 		t.Helper()
-		if err := st.SetLinkCounters(ctx, []sqlstore.LinkCounter{{LinkID: l.ID, Count: n}}); err != nil {
+		if err := st.SetLinkCounters(ctx, []counters.Link{{LinkID: l.ID, Count: n}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -69,7 +69,7 @@ func openTestStore(t *testing.T) (*Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { links.Close() })
-	s, err := Open(ctx, path)
+	s, err := Open(ctx, path, links)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/click"
-	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/counters"
 )
 
 var _ bus.ClickHandler = (*Store)(nil).WriteClicks
@@ -23,9 +23,10 @@ const dayLayout = "2006-01-02"
 // WriteClicks stores a batch of click events; it is a bus.ClickHandler. In one
 // transaction it keeps the events (in chunks, one per link and day), adds the
 // human ones to the rollups the statistics read, and adds them to their links'
-// click_count and last_clicked_at and their QR codes' scan_count. An event
-// whose id is stored already (the bus redelivers at least once) is neither
-// stored nor counted again. Bots are stored but never counted. A click of a
+// click_count and last_clicked_at and their QR codes' scan_count (through
+// counters.Store, in the same transaction). An event whose id is stored
+// already (the bus redelivers at least once) is neither stored nor counted
+// again. Bots are stored but never counted. A click of a
 // link that no longer exists is stored and counted in the rollups, and in
 // no link: failing the batch would only have the bus retry it.
 func (s *Store) WriteClicks(ctx context.Context, batch []click.Event) error {
@@ -59,8 +60,6 @@ const (
 	stmtDayAdd
 	stmtLinkLast
 	stmtWorkspaceDay
-	stmtLinkCounters
-	stmtQRScans
 	stmtCount
 )
 
@@ -82,13 +81,6 @@ var statements = [stmtCount]string{
 		ON CONFLICT (link_id) DO UPDATE SET last_us = max(last_us, excluded.last_us)`,
 	stmtWorkspaceDay: `INSERT INTO click_workspace_days (workspace_id, day, clicks) VALUES ($1, $2, $3)
 		ON CONFLICT (workspace_id, day) DO UPDATE SET clicks = clicks + excluded.clicks`,
-	// last_clicked_at only moves forward: batches may arrive out of order.
-	stmtLinkCounters: `UPDATE links SET click_count = click_count + $1,
-		last_clicked_at = CASE WHEN last_clicked_at IS NULL OR last_clicked_at < $2 THEN $2 ELSE last_clicked_at END
-		WHERE id = $3`,
-	// A code counts only the scans of its own link: the edge passes on
-	// whatever ?qr= a visitor sends.
-	stmtQRScans: `UPDATE qr_codes SET scan_count = scan_count + $1 WHERE id = $2 AND link_id = $3`,
 }
 
 // writer is one writing transaction and its statements.
@@ -252,29 +244,32 @@ func (w *writer) store(ctx context.Context, events []*click.Event, counting bool
 			return fmt.Errorf("count clicks of workspace %s: %w", ws.link, err)
 		}
 	}
+	var counts []counters.Link
+	if counting {
+		counts = make([]counters.Link, 0, len(links))
+	}
 	for _, id := range sortedKeys(links, cmp.Compare[string]) {
 		c := links[id]
 		if _, err := w.stmt(ctx, stmtLinkLast).ExecContext(ctx, id, c.last); err != nil {
 			return fmt.Errorf("count clicks of link %s: %w", id, err)
 		}
-		if !counting {
-			continue
-		}
-		if _, err := w.stmt(ctx, stmtLinkCounters).ExecContext(ctx, c.n, c.last, id); err != nil {
-			return fmt.Errorf("count clicks of link %s: %w", id, err)
+		if counting {
+			last := time.UnixMicro(c.last).UTC()
+			counts = append(counts, counters.Link{LinkID: id, Count: c.n, LastClickedAt: &last})
 		}
 	}
 	if !counting {
 		return nil
 	}
+	var scans []counters.QRScans
 	for _, c := range chunks {
-		for _, qr := range sortedKeys(c.scans, cmp.Compare[string]) {
-			if _, err := w.stmt(ctx, stmtQRScans).ExecContext(ctx, c.scans[qr], qr, c.link); err != nil {
-				return fmt.Errorf("count scans of QR code %s: %w", qr, err)
-			}
+		for qr, n := range c.scans {
+			scans = append(scans, counters.QRScans{QRID: qr, LinkID: c.link, Count: n})
 		}
 	}
-	return nil
+	// In this transaction: the counters commit with the clicks, so a
+	// redelivered batch, whose events are stored, adds nothing.
+	return w.s.counters.AddCounters(ctx, w.tx, counts, scans)
 }
 
 // addRollup adds a chunk's humans to click_days and click_rollup.
@@ -334,32 +329,21 @@ func sortedKeys[K comparable, V any](m map[K]V, compare func(a, b K) int) []K {
 	return keys
 }
 
-// QRScanCount returns the code's scan_count as the control plane shows it.
+// QRScanCount returns the code's scan_count as the control plane shows it,
+// from the control plane's store.
 func (s *Store) QRScanCount(ctx context.Context, qrID string) (int64, error) {
-	var n int64
-	err := s.db.QueryRowContext(ctx, `SELECT scan_count FROM qr_codes WHERE id = $1`, qrID).Scan(&n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, fault.NotFoundf("QR code")
-	}
-	if err != nil {
-		return 0, fmt.Errorf("read QR scan count: %w", err)
-	}
-	return n, nil
+	return s.counters.QRScanCount(ctx, qrID)
 }
 
 // LinkCounters returns the link's click_count and last_clicked_at as the
-// control plane shows them: the human clicks that WriteClicks counted.
+// control plane shows them, from its store: the human clicks that
+// WriteClicks counted.
 func (s *Store) LinkCounters(ctx context.Context, linkID string) (count int64, lastClickedAt *time.Time, err error) {
-	var last sql.NullInt64
-	err = s.db.QueryRowContext(ctx, `SELECT click_count, last_clicked_at FROM links WHERE id = $1`,
-		linkID).Scan(&count, &last)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil, fault.NotFoundf("link")
-	}
+	c, err := s.counters.LinkCounters(ctx, linkID)
 	if err != nil {
-		return 0, nil, fmt.Errorf("read link counters: %w", err)
+		return 0, nil, err
 	}
-	return count, timePtr(last), nil
+	return c.Count, c.LastClickedAt, nil
 }
 
 func timePtr(v sql.NullInt64) *time.Time {

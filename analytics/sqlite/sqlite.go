@@ -2,7 +2,9 @@
 // own SQLite file (pure-Go modernc.org/sqlite, WAL mode): every click event,
 // kept in chunks of click's binary record format; rollups per link, day and
 // dimension added to as the clicks are written, from which the link
-// statistics are answered; and the links' click counters beside them.
+// statistics are answered. The links' and QR codes' counters, which the
+// control plane keeps, are added to through counters.Store in the same
+// transaction as the clicks.
 // ClickHouse implements the same at scale; both pass the statstest contract
 // suite.
 package sqlite
@@ -14,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 
+	"shortlink.dev/shared/counters"
 	"shortlink.dev/shared/migration"
 	"shortlink.dev/shared/sqlstore"
 )
@@ -28,6 +31,9 @@ type Store struct {
 	// prepared once: every batch is a transaction that holds the write lock.
 	w     *sql.DB
 	stmts [stmtCount]*sql.Stmt
+	// counters is the control plane's store on the same file, which keeps
+	// the counters the API shows.
+	counters counters.Store
 }
 
 // checkpointPages is the size of the WAL, in pages, past which a commit of
@@ -50,22 +56,27 @@ const checkpointPages = 100
 
 // Open opens the analytics tables in the SQLite database file at path, the
 // control plane's shortlink.db, and applies their pending migrations before
-// it returns. The file must hold the control plane's schema already: call
-// shared/sqlstore.OpenSQLite on it first, as WriteClicks updates its links.
+// it returns. counters is the control-plane store opened on the same file
+// (shared/sqlstore.OpenSQLite, called first, so that the file holds its
+// schema): WriteClicks adds to the counters through it, inside the
+// transaction that stores the clicks.
 //
 // Several processes may open the same file, as with sqlstore: WAL lets readers
 // run beside the one writer, busy_timeout makes writers wait for each other,
 // and every writing transaction takes the write lock at its start.
-func Open(ctx context.Context, path string) (*Store, error) {
-	s, err := open(ctx, path)
+func Open(ctx context.Context, path string, counters counters.Store) (*Store, error) {
+	if counters == nil {
+		return nil, fmt.Errorf("cannot open analytics SQLite %s: no control-plane store for the click counters", path)
+	}
+	s, err := open(ctx, path, counters)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open analytics SQLite %s: %w", path, err)
 	}
 	return s, nil
 }
 
-func open(ctx context.Context, path string) (_ *Store, err error) {
-	s := &Store{}
+func open(ctx context.Context, path string, counters counters.Store) (_ *Store, err error) {
+	s := &Store{counters: counters}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -74,7 +85,9 @@ func open(ctx context.Context, path string) (_ *Store, err error) {
 	if s.db, err = sqlstore.OpenSQLiteDB(ctx, path); err != nil {
 		return nil, err
 	}
-	if err := s.checkLinks(ctx); err != nil {
+	// Without the control plane's schema, adding to the counters would fail
+	// every batch of clicks.
+	if err := sqlstore.CheckSQLiteSchema(ctx, s.db); err != nil {
 		return nil, err
 	}
 	if err := s.migrate(ctx); err != nil {
@@ -113,21 +126,6 @@ func (s *Store) Close() error {
 
 // Ping reports whether the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
-
-// checkLinks fails, naming the fix, when the file has no links table: its
-// counters would otherwise fail every batch of clicks.
-func (s *Store) checkLinks(ctx context.Context) error {
-	var n int
-	if err := s.db.QueryRowContext(ctx,
-		`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'links'`).Scan(&n); err != nil {
-		return err
-	}
-	if n == 0 {
-		return fmt.Errorf("the links table is missing: open the control-plane store " +
-			"(sqlstore.OpenSQLite) on this file before the analytics store")
-	}
-	return nil
-}
 
 // migrate applies the embedded migrations. Their versions are kept in
 // analytics_migrations, apart from the control plane's schema_migrations: the

@@ -3,15 +3,18 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"shortlink.dev/analytics/sqlite"
 	"shortlink.dev/analytics/statstest"
 	"shortlink.dev/shared/click"
+	"shortlink.dev/shared/counters"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/sqlstore"
 	"shortlink.dev/shared/stats"
@@ -76,12 +79,12 @@ func TestOpen(t *testing.T) {
 
 	t.Run("OKConcurrent", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "shortlink.db")
-		mustOpenLinks(t, path)
+		links := mustOpenLinks(t, path)
 		var wg sync.WaitGroup
 		errs := make(chan error, 4)
 		for range 4 {
 			wg.Go(func() {
-				s, err := sqlite.Open(context.Background(), path)
+				s, err := sqlite.Open(context.Background(), path, links)
 				if err != nil {
 					errs <- err
 					return
@@ -98,8 +101,10 @@ func TestOpen(t *testing.T) {
 	})
 
 	t.Run("ErrNoLinksTable", func(t *testing.T) {
+		// The control-plane store opened on another file than the clicks'.
+		links := mustOpenLinks(t, filepath.Join(t.TempDir(), "links.db"))
 		path := filepath.Join(t.TempDir(), "shortlink.db")
-		s, err := sqlite.Open(context.Background(), path)
+		s, err := sqlite.Open(context.Background(), path, links)
 		if err == nil {
 			s.Close()
 			t.Fatalf("open without the control-plane schema: got no error")
@@ -131,6 +136,72 @@ func TestControlPlaneSeesCounters(t *testing.T) {
 	}
 }
 
+// failingCounters fails AddCounters while fail is set, as a process stopped
+// between the clicks and the counters would leave the transaction.
+type failingCounters struct {
+	*sqlstore.Store
+	fail atomic.Bool
+}
+
+func (f *failingCounters) AddCounters(ctx context.Context, tx *sql.Tx, links []counters.Link, scans []counters.QRScans) error {
+	if f.fail.Load() {
+		return errors.New("stopped before the counters")
+	}
+	return f.Store.AddCounters(ctx, tx, links, scans)
+}
+
+// TestCountersCommitWithClicks: the counters are added in the transaction
+// that stores the clicks, so a batch whose counters failed stored nothing,
+// and the batch delivered again (twice) counts every click once.
+func TestCountersCommitWithClicks(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "shortlink.db")
+	links := mustOpenLinks(t, path)
+	f := &failingCounters{Store: links}
+	s, err := sqlite.Open(ctx, path, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	b := backend{Store: s, links: links}
+	ws := b.NewWorkspace(t)
+	id := b.NewLink(t, ws)
+	qr := b.NewQRCode(t, ws, id)
+	at := time.Date(2025, time.March, 10, 12, 0, 0, 0, time.UTC)
+	batch := []click.Event{
+		{ID: click.NewEventID(), Time: at, LinkID: id, WorkspaceID: ws},
+		{ID: click.NewEventID(), Time: at.Add(time.Minute), LinkID: id, WorkspaceID: ws, QRID: qr},
+		{ID: click.NewEventID(), Time: at.Add(2 * time.Minute), LinkID: id, WorkspaceID: ws, Bot: true},
+	}
+	wantStored := func(clicks int64, last *time.Time, scans int64) {
+		t.Helper()
+		st, err := s.LinkStats(ctx, id, stats.Range{From: at, To: at})
+		if err != nil || st.TotalClicks != clicks {
+			t.Fatalf("stats: %d clicks, %v; want %d", st.TotalClicks, err, clicks)
+		}
+		n, gotLast, err := s.LinkCounters(ctx, id)
+		if err != nil || n != clicks || (last == nil) != (gotLast == nil) || (last != nil && !gotLast.Equal(*last)) {
+			t.Fatalf("counters: %d at %v, %v; want %d at %v", n, gotLast, err, clicks, last)
+		}
+		if got, err := s.QRScanCount(ctx, qr); err != nil || got != scans {
+			t.Fatalf("scan count: %d, %v; want %d", got, err, scans)
+		}
+	}
+	f.fail.Store(true)
+	if err := s.WriteClicks(ctx, batch); err == nil {
+		t.Fatal("write clicks with the counters failing: got no error")
+	}
+	wantStored(0, nil, 0)
+	f.fail.Store(false)
+	last := at.Add(time.Minute)
+	for range 2 {
+		if err := s.WriteClicks(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		wantStored(2, &last, 1)
+	}
+}
+
 func TestLinkCountersNotFound(t *testing.T) {
 	b := mustOpen(t, filepath.Join(t.TempDir(), "shortlink.db"))
 	_, _, err := b.LinkCounters(context.Background(), "link_none")
@@ -154,7 +225,7 @@ func BenchmarkLinkStatsLoaded(b *testing.B) {
 func mustOpen(t testing.TB, path string) backend {
 	t.Helper()
 	links := mustOpenLinks(t, path)
-	s, err := sqlite.Open(context.Background(), path)
+	s, err := sqlite.Open(context.Background(), path, links)
 	if err != nil {
 		t.Fatalf("open analytics SQLite: %v", err)
 	}

@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"shortlink.dev/shared/counters"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/link"
 	"shortlink.dev/shared/sqlstore"
@@ -34,8 +36,8 @@ func testSetLinkCounters(t *testing.T, open func(t *testing.T) *sqlstore.Store) 
 		s := open(t)
 		ws, ids := mustNewLinks(t, s, 3)
 		a, b, untouched := ids[0], ids[1], ids[2]
-		mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: a, Count: 3, LastClickedAt: &at},
-			sqlstore.LinkCounter{LinkID: b, Count: 1, LastClickedAt: ptr(at.Add(-time.Hour))})
+		mustSetCounters(t, s, counters.Link{LinkID: a, Count: 3, LastClickedAt: &at},
+			counters.Link{LinkID: b, Count: 1, LastClickedAt: ptr(at.Add(-time.Hour))})
 		wantCounter(t, s, a, 3, &at)
 		wantCounter(t, s, b, 1, ptr(at.Add(-time.Hour)))
 		wantCounter(t, s, untouched, 0, nil)
@@ -50,18 +52,18 @@ func testSetLinkCounters(t *testing.T, open func(t *testing.T) *sqlstore.Store) 
 		s := open(t)
 		_, ids := mustNewLinks(t, s, 1)
 		id := ids[0]
-		mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: id, Count: 5, LastClickedAt: &at})
+		mustSetCounters(t, s, counters.Link{LinkID: id, Count: 5, LastClickedAt: &at})
 		// A writer that counted before the latest batch arrived.
-		mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: id, Count: 4, LastClickedAt: ptr(at.Add(-time.Second))})
+		mustSetCounters(t, s, counters.Link{LinkID: id, Count: 4, LastClickedAt: ptr(at.Add(-time.Second))})
 		wantCounter(t, s, id, 5, &at)
 		// The same counters again: a redelivered batch.
-		mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: id, Count: 5, LastClickedAt: &at})
+		mustSetCounters(t, s, counters.Link{LinkID: id, Count: 5, LastClickedAt: &at})
 		wantCounter(t, s, id, 5, &at)
 		// Each moves on its own: more clicks, but the latest came earlier.
-		mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: id, Count: 6, LastClickedAt: ptr(at.Add(-time.Minute))})
+		mustSetCounters(t, s, counters.Link{LinkID: id, Count: 6, LastClickedAt: ptr(at.Add(-time.Minute))})
 		wantCounter(t, s, id, 6, &at)
 		// No time leaves the time as it is.
-		mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: id, Count: 7})
+		mustSetCounters(t, s, counters.Link{LinkID: id, Count: 7})
 		wantCounter(t, s, id, 7, &at)
 	})
 
@@ -69,8 +71,8 @@ func testSetLinkCounters(t *testing.T, open func(t *testing.T) *sqlstore.Store) 
 		s := open(t)
 		_, ids := mustNewLinks(t, s, 1)
 		id := ids[0]
-		mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: "link_deleted", Count: 9, LastClickedAt: &at},
-			sqlstore.LinkCounter{LinkID: id, Count: 2, LastClickedAt: &at})
+		mustSetCounters(t, s, counters.Link{LinkID: "link_deleted", Count: 9, LastClickedAt: &at},
+			counters.Link{LinkID: id, Count: 2, LastClickedAt: &at})
 		wantCounter(t, s, id, 2, &at)
 	})
 
@@ -84,11 +86,11 @@ func testSetLinkCounters(t *testing.T, open func(t *testing.T) *sqlstore.Store) 
 	t.Run("OKManyLinks", func(t *testing.T) {
 		s := open(t)
 		_, ids := mustNewLinks(t, s, 700)
-		counters := make([]sqlstore.LinkCounter, len(ids))
+		links := make([]counters.Link, len(ids))
 		for i, id := range ids {
-			counters[i] = sqlstore.LinkCounter{LinkID: id, Count: int64(i + 1), LastClickedAt: ptr(at.Add(time.Duration(i) * time.Second))}
+			links[i] = counters.Link{LinkID: id, Count: int64(i + 1), LastClickedAt: ptr(at.Add(time.Duration(i) * time.Second))}
 		}
-		mustSetCounters(t, s, counters...)
+		mustSetCounters(t, s, links...)
 		for _, i := range []int{0, 499, 500, len(ids) - 1} {
 			wantCounter(t, s, ids[i], int64(i+1), ptr(at.Add(time.Duration(i)*time.Second)))
 		}
@@ -105,15 +107,15 @@ func testSetLinkCounters(t *testing.T, open func(t *testing.T) *sqlstore.Store) 
 		for w := range writers {
 			wg.Go(func() {
 				for round := range 10 {
-					counters := make([]sqlstore.LinkCounter, len(ids))
+					links := make([]counters.Link, len(ids))
 					for i, id := range ids {
 						n := int64(10*round + w)
-						counters[i] = sqlstore.LinkCounter{LinkID: id, Count: n, LastClickedAt: ptr(at.Add(time.Duration(n) * time.Second))}
+						links[i] = counters.Link{LinkID: id, Count: n, LastClickedAt: ptr(at.Add(time.Duration(n) * time.Second))}
 					}
 					if w%2 == 1 {
-						slices.Reverse(counters)
+						slices.Reverse(links)
 					}
-					if err := s.SetLinkCounters(context.Background(), counters); err != nil {
+					if err := s.SetLinkCounters(context.Background(), links); err != nil {
 						errs <- fmt.Errorf("writer %d: %w", w, err)
 						return
 					}
@@ -139,6 +141,39 @@ func testSetLinkCounters(t *testing.T, open func(t *testing.T) *sqlstore.Store) 
 	})
 }
 
+// TestCounters runs the contract suite of counters.Store, through which both
+// click stores write the counters, on both dialects.
+func TestCounters(t *testing.T) {
+	t.Run("SQLite", func(t *testing.T) {
+		storetest.Counters(t, func(t *testing.T) storetest.CounterStores {
+			path := filepath.Join(t.TempDir(), "shortlink.db")
+			s := mustOpenSQLite(t, path)
+			db, err := sqlstore.OpenSQLiteDB(context.Background(), path)
+			if err != nil {
+				t.Fatalf("open a second pool on %s: %v", path, err)
+			}
+			t.Cleanup(func() { db.Close() })
+			return counterStores{Store: s, db: db}
+		})
+	})
+	t.Run("Postgres", func(t *testing.T) {
+		dbURL := mustCreatePostgresDB(t)
+		storetest.Counters(t, func(t *testing.T) storetest.CounterStores {
+			return counterStores{Store: mustOpenPostgres(t, dbURL), db: mustOpenSQL(t, "pgx", dbURL)}
+		})
+	})
+}
+
+// counterStores is the store and a second pool of connections to its
+// database, where the Counters suite begins its transactions as a click
+// store sharing the database (analytics/sqlite) begins its own.
+type counterStores struct {
+	*sqlstore.Store
+	db *sql.DB
+}
+
+func (s counterStores) BeginTx(ctx context.Context) (*sql.Tx, error) { return s.db.BeginTx(ctx, nil) }
+
 // mustNewLinks creates n links in a new workspace and returns the workspace's
 // id and theirs.
 func mustNewLinks(t testing.TB, s *sqlstore.Store, n int) (workspaceID string, ids []string) {
@@ -152,9 +187,9 @@ func mustNewLinks(t testing.TB, s *sqlstore.Store, n int) (workspaceID string, i
 	return w.ID, ids
 }
 
-func mustSetCounters(t testing.TB, s *sqlstore.Store, counters ...sqlstore.LinkCounter) {
+func mustSetCounters(t testing.TB, s *sqlstore.Store, links ...counters.Link) {
 	t.Helper()
-	if err := s.SetLinkCounters(context.Background(), counters); err != nil {
+	if err := s.SetLinkCounters(context.Background(), links); err != nil {
 		t.Fatalf("set counters: %v", err)
 	}
 }
@@ -182,7 +217,7 @@ func ptr[T any](v T) *T { return &v }
 type pipelineCounts struct{ *sqlstore.Store }
 
 func (s pipelineCounts) SetPipelineCount(ctx context.Context, linkID string, n int64) error {
-	return s.SetLinkCounters(ctx, []sqlstore.LinkCounter{{LinkID: linkID, Count: n}})
+	return s.SetLinkCounters(ctx, []counters.Link{{LinkID: linkID, Count: n}})
 }
 
 // TestClickGaps checks, on both dialects, what the lost-click check reads
@@ -231,8 +266,8 @@ func testClickGaps(t *testing.T, s *sqlstore.Store) {
 	charge(even, 3)
 	charge(ahead, 2)
 	charge(free, 4) // no ledger
-	mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: apart.ID, Count: 4}, sqlstore.LinkCounter{LinkID: even.ID, Count: 3},
-		sqlstore.LinkCounter{LinkID: ahead.ID, Count: 9}, sqlstore.LinkCounter{LinkID: free.ID, Count: 1})
+	mustSetCounters(t, s, counters.Link{LinkID: apart.ID, Count: 4}, counters.Link{LinkID: even.ID, Count: 3},
+		counters.Link{LinkID: ahead.ID, Count: 9}, counters.Link{LinkID: free.ID, Count: 1})
 	got := gaps()
 	if want := (sqlstore.ClickGap{LinkID: apart.ID, Ledger: 7, Count: 4}); len(got) != 1 || got[apart.ID] != want {
 		t.Fatalf("gaps: got %+v, want only %+v", got, want)
@@ -249,7 +284,7 @@ func testClickGaps(t *testing.T, s *sqlstore.Store) {
 	// The limit removed: its use is parked on the link, still a ledger.
 	apart.ClickLimit, apart.UpdatedAt = nil, apart.UpdatedAt.Add(time.Second)
 	storetest.MustUpdateLink(t, s, apart, -1)
-	mustSetCounters(t, s, sqlstore.LinkCounter{LinkID: apart.ID, Count: 5})
+	mustSetCounters(t, s, counters.Link{LinkID: apart.ID, Count: 5})
 	if want := (sqlstore.ClickGap{LinkID: apart.ID, Ledger: 7, Count: 5, Lost: 3}); gaps()[apart.ID] != want {
 		t.Fatalf("gaps of the link without a limit: got %+v, want %+v", gaps(), want)
 	}

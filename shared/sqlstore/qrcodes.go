@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"shortlink.dev/shared/counters"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/qrcode"
 )
@@ -96,26 +97,19 @@ func (s *Store) CountQRCodes(ctx context.Context, workspaceID string) (int, erro
 	return s.count(ctx, `SELECT COUNT(*) FROM qr_codes WHERE workspace_id = $1`, workspaceID, "count QR codes")
 }
 
-// QRScanCounter is a dynamic code's scans as the analytics plane counts them:
-// the human clicks of its link that carried ?qr={id}.
-type QRScanCounter struct {
-	QRID, LinkID string
-	Count        int64
-}
-
 // SetQRScanCounts raises the codes' scan_count to the given values, computed
-// from the stored clicks by a backend that counts absolutely (ClickHouse).
-// It never goes down, so a redelivered batch cannot count twice. A code
-// counts only scans of its own link: an id of another link's code, or of no
-// code, changes nothing.
-func (s *Store) SetQRScanCounts(ctx context.Context, counters []QRScanCounter) error {
-	if len(counters) == 0 {
+// from the stored clicks by a backend that counts absolutely (ClickHouse); it
+// implements counters.Store. It never goes down, so a redelivered batch
+// cannot count twice. A code counts only scans of its own link: an id of
+// another link's code, or of no code, changes nothing.
+func (s *Store) SetQRScanCounts(ctx context.Context, scans []counters.QRScans) error {
+	if len(scans) == 0 {
 		return nil
 	}
-	counters = slices.Clone(counters)
-	slices.SortFunc(counters, func(a, b QRScanCounter) int { return strings.Compare(a.QRID, b.QRID) })
+	scans = slices.Clone(scans)
+	slices.SortFunc(scans, func(a, b counters.QRScans) int { return strings.Compare(a.QRID, b.QRID) })
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, c := range counters {
+		for _, c := range scans {
 			if _, err := tx.ExecContext(ctx, `UPDATE qr_codes SET scan_count = $3
 				WHERE id = $1 AND link_id = $2 AND scan_count < $3`, c.QRID, c.LinkID, c.Count); err != nil {
 				return err
@@ -124,7 +118,7 @@ func (s *Store) SetQRScanCounts(ctx context.Context, counters []QRScanCounter) e
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("cannot set the scan counts of %d QR codes: %w", len(counters), err)
+		return fmt.Errorf("cannot set the scan counts of %d QR codes: %w", len(scans), err)
 	}
 	return nil
 }
