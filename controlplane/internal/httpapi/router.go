@@ -36,9 +36,9 @@ import (
 	"shortlink.dev/shared/workspace"
 )
 
-// Store is what the API keeps beside its services: API keys and workspaces
-// for authentication (auth.go), Idempotency-Key answers (idempotency.go),
-// and the readiness check.
+// Store is everything the API keeps: what its services keep (the API reads
+// keys and workspaces there to authenticate, auth.go), Idempotency-Key
+// answers (idempotency.go), and the readiness check.
 type Store interface {
 	services.Store
 	idempotency.Store // Idempotency-Key (idempotency.go)
