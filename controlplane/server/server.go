@@ -10,15 +10,56 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"shortlink.dev/controlplane/internal/dashboard"
 	"shortlink.dev/controlplane/internal/httpapi"
 	"shortlink.dev/controlplane/internal/ratelimit"
+	"shortlink.dev/controlplane/internal/services"
+	"shortlink.dev/controlplane/internal/webhooks"
+	"shortlink.dev/shared/bus"
+	"shortlink.dev/shared/config"
+	"shortlink.dev/shared/stats"
 )
 
-// Options wires the API: settings, store, limiter, logger and metrics registry.
-type Options = httpapi.Options
+// Options wires the API: settings, store, limiter, logger and metrics registry,
+// and what the services need beside the store.
+type Options struct {
+	Config *config.Config
+	Store  Store
+	// Limiter defaults to an in-process one (NewLimiter).
+	Limiter ratelimit.Limiter
+	Logger  *slog.Logger
+	// Registry receives the API's metrics and is served at /metrics.
+	Registry *prometheus.Registry
+	// Stats answers GET /links/:id/stats and the clicks of /usage; nil when
+	// no analytics plane is wired.
+	Stats stats.Reader
+	// Relay, when set, publishes the link changes the API's writes store in
+	// the change outbox; a request that stored some answers once the relay
+	// published them, or after the relay's bound.
+	Relay *bus.Relay
+	// Dispatcher delivers webhooks; the API makes test attempts with it.
+	Dispatcher *webhooks.Dispatcher
+}
 
-// Store is everything the control plane keeps.
-type Store = httpapi.Store
+// Store is everything the control plane keeps: the API's and its
+// services', and the dashboard's sessions.
+type Store interface {
+	httpapi.Store
+	dashboard.SessionStore
+}
+
+// NewAPI builds the services over o's store and the API that serves them,
+// with the web dashboard.
+func NewAPI(o Options) (*httpapi.API, error) {
+	svc, err := services.New(services.Deps{Config: o.Config, Store: o.Store, Logger: o.Logger, Stats: o.Stats, Dispatcher: o.Dispatcher})
+	if err != nil {
+		return nil, err
+	}
+	return httpapi.New(httpapi.Options{Config: o.Config, Store: o.Store, Services: svc, Sessions: o.Store,
+		Limiter: o.Limiter, Logger: o.Logger, Registry: o.Registry, Relay: o.Relay}), nil
+}
 
 // NewLimiter returns the rate limiter the settings ask for: shared through
 // Redis across replicas when SHORTLINK_REDIS_URL is set, in-process otherwise.
@@ -43,6 +84,10 @@ type Server struct {
 
 // Listen binds the API's address (SHORTLINK_API_ADDR; port 0 picks a free one).
 func Listen(o Options) (*Server, error) {
+	api, err := NewAPI(o)
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", o.Config.APIAddr)
 	if err != nil {
 		return nil, err
@@ -53,7 +98,7 @@ func Listen(o Options) (*Server, error) {
 	}
 	return &Server{
 		http: &http.Server{
-			Handler:           httpapi.New(o),
+			Handler:           api,
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       30 * time.Second,
 			WriteTimeout:      60 * time.Second,

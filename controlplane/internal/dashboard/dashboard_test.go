@@ -24,6 +24,7 @@ import (
 	"shortlink.dev/controlplane/internal/dashboard"
 	"shortlink.dev/controlplane/internal/httpapi"
 	"shortlink.dev/controlplane/internal/ratelimit"
+	"shortlink.dev/controlplane/internal/services"
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/gallery"
@@ -58,7 +59,7 @@ func newEnv(t *testing.T, settings ...string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	api := httpapi.New(httpapi.Options{Config: cfg, Store: st, Stats: fakeStats{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	api := newAPI(t, cfg, st, nil)
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
 	ws := &workspace.Workspace{ID: "2b1c0c56-7a4e-4d0e-9a55-0f6d3f1e9a01", Name: "dash", Plan: workspace.Pro, CreatedAt: time.Now()}
@@ -66,6 +67,18 @@ func newEnv(t *testing.T, settings ...string) *env {
 		t.Fatal(err)
 	}
 	return &env{srv: srv, store: st, dbPath: path, ws: ws}
+}
+
+// newAPI is the API with its dashboard over st, its stats from fakeStats,
+// with the limiter l (nil: its own in-process one).
+func newAPI(t *testing.T, cfg *config.Config, st *sqlstore.Store, l ratelimit.Limiter) *httpapi.API {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc, err := services.New(services.Deps{Config: cfg, Store: st, Stats: fakeStats{}, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return httpapi.New(httpapi.Options{Config: cfg, Store: st, Services: svc, Sessions: st, Limiter: l, Logger: log})
 }
 
 // fakeStats answers every link with 2 clicks from Germany on the range's
@@ -362,7 +375,7 @@ func (e *env) replica(t *testing.T, l ratelimit.Limiter, settings ...string) *ht
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := httpapi.New(httpapi.Options{Config: cfg, Store: e.store, Stats: fakeStats{}, Limiter: l, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	api := newAPI(t, cfg, e.store, l)
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
 	return srv

@@ -47,7 +47,9 @@ func mustBillingAPI(t *testing.T, env map[string]string, perms ...workspace.Perm
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a := &billingAPI{API: New(Options{Config: cfg, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}), st: st, cfg: cfg}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	api := New(Options{Config: cfg, Store: st, Services: mustServices(t, cfg, st, nil, log), Sessions: st, Logger: log})
+	a := &billingAPI{API: api, st: st, cfg: cfg}
 	a.ws, a.key = a.newWorkspace(t, perms...)
 	return a
 }

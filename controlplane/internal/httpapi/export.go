@@ -11,8 +11,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"shortlink.dev/shared/click"
-	"shortlink.dev/shared/fault"
-	"shortlink.dev/shared/stats"
 )
 
 // exportColumns are the columns of a click export, in order: what the edge
@@ -40,23 +38,9 @@ const exportWriteWindow = time.Minute
 // client never takes a cut-off file for a whole one.
 func (a *API) exportClicks(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	l, err := a.links.Get(ctx, principalOf(ctx).Workspace, chi.URLParam(r, "id"))
+	l, rng, err := a.stats.ExportRange(ctx, principalOf(ctx).Workspace, chi.URLParam(r, "id"), rangeQuery(r))
 	if err != nil {
 		a.writeError(w, r, err)
-		return
-	}
-	rng, err := parseRange(r, a.now())
-	if err != nil {
-		a.writeError(w, r, err)
-		return
-	}
-	if _, _, err := stats.ExportDays(rng); err != nil {
-		a.writeError(w, r, fault.Field(fault.Validation, "from",
-			fmt.Sprintf("the export range must be at most %d days", stats.MaxExportDays)))
-		return
-	}
-	if a.stats == nil {
-		a.writeError(w, r, fault.New(fault.Internal, "no analytics backend is wired"))
 		return
 	}
 
@@ -74,7 +58,7 @@ func (a *API) exportClicks(w http.ResponseWriter, r *http.Request) {
 
 	row := make([]string, len(exportColumns))
 	n := 0
-	err = a.stats.ExportClicks(ctx, l.ID, rng, func(e *click.Event) error {
+	err = a.stats.Export(ctx, l, rng, func(e *click.Event) error {
 		a.exportRow(row, e)
 		if err := cw.Write(row); err != nil {
 			return err

@@ -53,8 +53,7 @@ func (e *exportReader) ExportClicks(_ context.Context, linkID string, r stats.Ra
 // mustExportAPI is a postAPI whose stats come from r, with one link.
 func mustExportAPI(t *testing.T, r *exportReader) (*postAPI, string) {
 	t.Helper()
-	a := mustPostAPI(t, postOptions{})
-	a.stats = r
+	a := mustPostAPI(t, postOptions{stats: r})
 	return a, createdID(t, a.send(t, a.key, "POST", "/api/v1/links", `{"destinationUrl":"https://example.com/"}`))
 }
 

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"shortlink.dev/controlplane/internal/services"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/sqlstore"
+	"shortlink.dev/shared/stats"
 )
 
 // mustAPI returns an API on a fresh SQLite store, logging into logs.
@@ -27,7 +29,19 @@ func mustAPI(t *testing.T, logs *bytes.Buffer) *API {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return New(Options{Config: cfg, Store: st, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	return New(Options{Config: cfg, Store: st, Services: mustServices(t, cfg, st, nil, log), Sessions: st, Logger: log})
+}
+
+// mustServices builds the services over st as the composition roots do,
+// with the stats reader r (nil: no analytics plane).
+func mustServices(t testing.TB, cfg *config.Config, st services.Store, r stats.Reader, log *slog.Logger) *services.Services {
+	t.Helper()
+	svc, err := services.New(services.Deps{Config: cfg, Store: st, Stats: r, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }
 
 func decodeEnvelope(t *testing.T, body []byte) envelope {

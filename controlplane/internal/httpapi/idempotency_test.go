@@ -19,10 +19,12 @@ import (
 
 	"github.com/google/uuid"
 
+	"shortlink.dev/controlplane/internal/dashboard"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/link"
 	"shortlink.dev/shared/sqlstore"
+	"shortlink.dev/shared/stats"
 	"shortlink.dev/shared/workspace"
 )
 
@@ -42,6 +44,7 @@ type postOptions struct {
 	env   map[string]string
 	store func(*sqlstore.Store) Store // wraps the store (a failing one)
 	path  string                      // the SQLite file; a fresh one when empty
+	stats stats.Reader                // the analytics plane; none when nil
 }
 
 func mustPostAPI(t testing.TB, o postOptions) *postAPI {
@@ -60,9 +63,13 @@ func mustPostAPI(t testing.TB, o postOptions) *postAPI {
 	}
 	t.Cleanup(func() { st.Close() })
 	var s Store = st
+	// The dashboard keeps its sessions in the SQL store; a wrapped store
+	// serves the API alone.
+	var sessions dashboard.SessionStore = st
 	if o.store != nil {
-		s = o.store(st)
+		s, sessions = o.store(st), nil
 	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	changes := &recordedChanges{}
 	relay := bus.NewRelay(st, changes, bus.RelayOptions{})
 	st.OnChange(relay.Wake)
@@ -74,7 +81,8 @@ func mustPostAPI(t testing.TB, o postOptions) *postAPI {
 	}()
 	t.Cleanup(func() { cancel(); <-relayed })
 	a := &postAPI{
-		API:   New(Options{Config: cfg, Store: s, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Relay: relay}),
+		API: New(Options{Config: cfg, Store: s, Services: mustServices(t, cfg, s, o.stats, log), Sessions: sessions,
+			Logger: log, Relay: relay}),
 		store: st, path: path, changes: changes,
 	}
 	a.ws, a.key = a.newWorkspace(t, workspace.Free, workspace.AllPermissions...)

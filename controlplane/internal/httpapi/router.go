@@ -21,54 +21,47 @@ import (
 	"shortlink.dev/controlplane/internal/dashboard"
 	"shortlink.dev/controlplane/internal/domains"
 	"shortlink.dev/controlplane/internal/galleries"
+	"shortlink.dev/controlplane/internal/keys"
 	"shortlink.dev/controlplane/internal/links"
+	"shortlink.dev/controlplane/internal/linkstats"
 	"shortlink.dev/controlplane/internal/openapi"
 	"shortlink.dev/controlplane/internal/qrcodes"
 	"shortlink.dev/controlplane/internal/ratelimit"
+	"shortlink.dev/controlplane/internal/services"
+	"shortlink.dev/controlplane/internal/usage"
 	"shortlink.dev/controlplane/internal/webhooks"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
-	"shortlink.dev/shared/domain"
-	"shortlink.dev/shared/gallery"
 	"shortlink.dev/shared/idempotency"
-	"shortlink.dev/shared/link"
-	"shortlink.dev/shared/qrcode"
-	"shortlink.dev/shared/stats"
-	"shortlink.dev/shared/webhook"
 	"shortlink.dev/shared/workspace"
 )
 
-// Store is everything the API keeps.
+// Store is everything the API keeps: what its services keep (the API reads
+// keys and workspaces there to authenticate, auth.go), Idempotency-Key
+// answers (idempotency.go), and the readiness check.
 type Store interface {
-	link.Store
-	workspace.Store
-	domain.Store
-	qrcode.Store
-	gallery.Store
-	webhook.Store
-	// Checkout sessions and subscriptions (billing.go).
-	workspace.BillingStore
+	services.Store
 	idempotency.Store // Idempotency-Key (idempotency.go)
 	Ping(ctx context.Context) error
 }
 
 // Options wires the API.
 type Options struct {
-	Config  *config.Config
-	Store   Store
-	Limiter ratelimit.Limiter
-	Logger  *slog.Logger
+	Config *config.Config
+	Store  Store
+	// Services answer the API's calls (services.New); required.
+	Services *services.Services
+	// Sessions keeps the web dashboard's sessions; nil serves no dashboard.
+	Sessions dashboard.SessionStore
+	Limiter  ratelimit.Limiter
+	Logger   *slog.Logger
 	// Registry receives the API's metrics and is served at /metrics.
 	Registry *prometheus.Registry
-	// Stats answers GET /links/:id/stats and the clicks of /usage.
-	Stats stats.Reader
 	// Relay, when set, publishes the link changes the API's writes store in
 	// the change outbox; a request that stored some answers once the relay
 	// published them (and the edges applied them), or after the relay's
 	// bound (settle.go).
 	Relay *bus.Relay
-	// Dispatcher delivers webhooks; the API makes test attempts with it.
-	Dispatcher *webhooks.Dispatcher
 }
 
 // API is the control plane's HTTP API.
@@ -81,8 +74,11 @@ type API struct {
 	webhooks  *webhooks.Service
 	billing   *billing.Service
 	domains   *domains.Service
+	keys      *keys.Service
+	usage     *usage.Service
+	stats     *linkstats.Service
+	sessions  dashboard.SessionStore
 	limiter   ratelimit.Limiter
-	stats     stats.Reader
 	log       *slog.Logger
 	metrics   *metrics
 	reg       *prometheus.Registry
@@ -93,7 +89,7 @@ type API struct {
 	lastSweep atomic.Int64
 }
 
-// New returns the API.
+// New returns the API over the services o gives.
 func New(o Options) *API {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -104,30 +100,27 @@ func New(o Options) *API {
 	if o.Limiter == nil {
 		o.Limiter = ratelimit.NewMemory()
 	}
+	svc := o.Services
 	a := &API{
-		cfg:     o.Config,
-		store:   o.Store,
-		links:   links.New(o.Store, o.Config),
-		limiter: o.Limiter,
-		stats:   o.Stats,
-		log:     o.Logger,
-		metrics: newMetrics(o.Registry),
-		reg:     o.Registry,
-		relay:   o.Relay,
-		now:     time.Now,
+		cfg:       o.Config,
+		store:     o.Store,
+		links:     svc.Links,
+		qr:        svc.QR,
+		galleries: svc.Galleries,
+		webhooks:  svc.Webhooks,
+		billing:   svc.Billing,
+		domains:   svc.Domains,
+		keys:      svc.Keys,
+		usage:     svc.Usage,
+		stats:     svc.Stats,
+		sessions:  o.Sessions,
+		limiter:   o.Limiter,
+		log:       o.Logger,
+		metrics:   newMetrics(o.Registry),
+		reg:       o.Registry,
+		relay:     o.Relay,
+		now:       time.Now,
 	}
-	a.qr = qrcodes.New(o.Store, o.Config)
-	a.galleries = galleries.New(o.Store, o.Config, a.links)
-	if o.Dispatcher == nil {
-		// Not running: the API makes test attempts with it, nothing else.
-		var err error
-		if o.Dispatcher, err = webhooks.FromConfig(o.Config, o.Store, o.Logger, nil); err != nil {
-			panic("httpapi: " + err.Error()) // the composition roots pass their own
-		}
-	}
-	a.webhooks = webhooks.New(o.Store, o.Dispatcher.Sender(), o.Dispatcher)
-	a.domains = domains.New(o.Store, o.Config)
-	a.billing = billing.New(o.Config, o.Store, o.Logger)
 	a.router = a.routes()
 	return a
 }
@@ -175,7 +168,7 @@ func (a *API) routes() chi.Router {
 		r.With(a.need(workspace.KeysWrite)).Post("/api-keys", a.createKey)
 		r.With(a.need(workspace.KeysWrite)).Delete("/api-keys/{id}", a.deleteKey)
 
-		r.With(a.need(workspace.UsageRead)).Get("/usage", a.usage)
+		r.With(a.need(workspace.UsageRead)).Get("/usage", a.getUsage)
 
 		r.With(a.need(workspace.DomainsWrite)).Post("/domains", a.createDomain)
 		r.With(a.need(workspace.DomainsRead)).Get("/domains", a.listDomains)
@@ -232,8 +225,8 @@ func (a *API) routes() chi.Router {
 
 	// The web dashboard (internal/dashboard): "/" and its own prefixes; it
 	// acts through this API in process (WithKey, auth.go).
-	if ss, ok := a.store.(dashboard.SessionStore); ok {
-		d := dashboard.New(dashboard.Options{API: a, WithKey: WithKey, Keys: a.store, Sessions: ss, Limiter: a.limiter, Config: a.cfg, Logger: a.log})
+	if a.sessions != nil {
+		d := dashboard.New(dashboard.Options{API: a, WithKey: WithKey, Keys: a.keys, Sessions: a.sessions, Limiter: a.limiter, Config: a.cfg, Logger: a.log})
 		r.Handle("/", d)
 		for _, p := range dashboard.Prefixes {
 			r.Handle(p, d)

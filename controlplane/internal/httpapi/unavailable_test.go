@@ -83,7 +83,9 @@ func TestKeyUncheckableIs503NotRateLimited(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a := New(Options{Config: cfg, Store: unreachableKeys{st}, Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))})
+	log := slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))
+	s := unreachableKeys{st}
+	a := New(Options{Config: cfg, Store: s, Services: mustServices(t, cfg, s, nil, log), Logger: log})
 	free := cfg.RateLimit(workspace.Free)
 	for i := range free + 10 {
 		rec := httptest.NewRecorder()
