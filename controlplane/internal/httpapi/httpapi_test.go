@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"shortlink.dev/api"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/sqlstore"
 )
@@ -34,7 +35,7 @@ func decodeEnvelope(t *testing.T, body []byte) envelope {
 	t.Helper()
 	var env struct {
 		envelope
-		Error *errorBody `json:"error"`
+		Error *api.Error `json:"error"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
 		t.Fatalf("body is not the envelope: %v\n%s", err, body)

@@ -3,41 +3,19 @@ package httpapi
 import (
 	"net/http"
 	"time"
-)
 
-type usageJSON struct {
-	Plan   string `json:"plan"`
-	Period struct {
-		Start apiTime `json:"start"`
-		End   apiTime `json:"end"`
-	} `json:"period"`
-	Links struct {
-		Used  int  `json:"used"`
-		Limit *int `json:"limit"`
-	} `json:"links"`
-	Clicks struct {
-		ThisPeriod int64 `json:"thisPeriod"`
-	} `json:"clicks"`
-	Domains   int `json:"domains"`
-	QRCodes   int `json:"qrCodes"`
-	Galleries int `json:"galleries"`
-	Webhooks  int `json:"webhooks"`
-	RateLimit struct {
-		Limit     int   `json:"limit"`
-		Remaining int   `json:"remaining"`
-		Reset     int64 `json:"reset"`
-	} `json:"rateLimit"`
-}
+	"shortlink.dev/api"
+)
 
 // usage answers GET /usage (CONTRACT §10). The period is the calendar month, UTC.
 func (a *API) usage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ws := principalOf(ctx).Workspace
-	var u usageJSON
+	var u api.Usage
 	u.Plan = string(ws.Plan)
 	now := a.now().UTC()
 	start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
-	u.Period.Start, u.Period.End = apiTime(start), apiTime(start.AddDate(0, 1, 0))
+	u.Period.Start, u.Period.End = start, start.AddDate(0, 1, 0)
 
 	used, err := a.store.CountActiveLinks(ctx, ws.ID)
 	if err != nil {
