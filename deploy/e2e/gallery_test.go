@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"shortlink.dev/api"
 )
 
 // The members of a gallery, of an item and of their public views (CONTRACT §8).
@@ -38,70 +40,19 @@ var (
 )
 
 // Gallery is a gallery as the API returns it.
-type Gallery struct {
-	ID          string       `json:"id"`
-	Slug        string       `json:"slug"`
-	Domain      string       `json:"domain"`
-	URL         string       `json:"url"`
-	Title       *string      `json:"title"`
-	Bio         *string      `json:"bio"`
-	AvatarURL   *string      `json:"avatarUrl"`
-	Theme       string       `json:"theme"`
-	CustomCSS   *string      `json:"customCss"`
-	SocialLinks []SocialLink `json:"socialLinks"`
-	IsPublished bool         `json:"isPublished"`
-	Items       []Item       `json:"items"`
-	CreatedAt   string       `json:"createdAt"`
-	UpdatedAt   string       `json:"updatedAt"`
-}
+type Gallery = api.Gallery
 
 // SocialLink is an element of socialLinks.
-type SocialLink struct {
-	Platform string `json:"platform"`
-	URL      string `json:"url"`
-}
+type SocialLink = api.SocialLink
 
 // Item is a gallery item as the API returns it.
-type Item struct {
-	ID           string            `json:"id"`
-	Type         string            `json:"type"`
-	Title        *string           `json:"title"`
-	URL          *string           `json:"url"`
-	IconName     *string           `json:"iconName"`
-	ThumbnailURL *string           `json:"thumbnailUrl"`
-	EmbedType    *string           `json:"embedType"`
-	EmbedData    map[string]string `json:"embedData"`
-	Position     int               `json:"position"`
-	LinkID       *string           `json:"linkId"`
-	ShortURL     *string           `json:"shortUrl"`
-	CreatedAt    string            `json:"createdAt"`
-	UpdatedAt    string            `json:"updatedAt"`
-}
+type Item = api.GalleryItem
 
 // PublicItem is an item of the public view.
-type PublicItem struct {
-	Type         string            `json:"type"`
-	Title        *string           `json:"title"`
-	URL          *string           `json:"url"`
-	IconName     *string           `json:"iconName"`
-	ThumbnailURL *string           `json:"thumbnailUrl"`
-	EmbedType    *string           `json:"embedType"`
-	EmbedData    map[string]string `json:"embedData"`
-}
+type PublicItem = api.PublicGalleryItem
 
 // PublicGallery is GET /public/galleries/:domain/:slug's data.
-type PublicGallery struct {
-	Slug        string       `json:"slug"`
-	Domain      string       `json:"domain"`
-	URL         string       `json:"url"`
-	Title       *string      `json:"title"`
-	Bio         *string      `json:"bio"`
-	AvatarURL   *string      `json:"avatarUrl"`
-	Theme       string       `json:"theme"`
-	CustomCSS   *string      `json:"customCss"`
-	SocialLinks []SocialLink `json:"socialLinks"`
-	Items       []PublicItem `json:"items"`
-}
+type PublicGallery = api.PublicGallery
 
 // themes are the gallery themes (spec §2.5).
 var themes = []string{"default", "minimal", "gradient", "dark", "neon", "custom"}

@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"shortlink.dev/api"
 )
 
 // binary is the standalone `shortlink` binary, built once by TestMain in the
@@ -582,19 +584,10 @@ type Response struct {
 }
 
 // Meta is the envelope's list metadata.
-type Meta struct {
-	Page    int  `json:"page"`
-	PerPage int  `json:"perPage"`
-	Total   int  `json:"total"`
-	HasMore bool `json:"hasMore"`
-}
+type Meta = api.Meta
 
-// ErrorBody is the envelope's error.
-type ErrorBody struct {
-	Code    string         `json:"code"`
-	Message string         `json:"message"`
-	Details map[string]any `json:"details"`
-}
+// ErrorBody is the envelope's error, with the suite's accessors.
+type ErrorBody struct{ api.Error }
 
 // Fields is details.fields: each offending input field and its message.
 func (e ErrorBody) Fields() map[string]any {
