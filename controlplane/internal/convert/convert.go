@@ -8,10 +8,12 @@
 package convert
 
 import (
+	"encoding/base64"
 	"time"
 
 	"shortlink.dev/api"
 	"shortlink.dev/controlplane/internal/billing"
+	"shortlink.dev/controlplane/internal/qrcodes"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/gallery"
@@ -101,6 +103,15 @@ func QRCode(c *qrcode.Code, url string) api.QRCode {
 		ID: c.ID, Name: c.Name, URL: url, LinkID: c.LinkID, Size: c.Size,
 		ForegroundColor: c.ForegroundColor, BackgroundColor: c.BackgroundColor, CornerRadius: c.CornerRadius,
 		ErrorCorrection: c.ErrorCorrection, ScanCount: c.ScanCount, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(),
+	}
+}
+
+// QRGenerated returns the answer of POST /qr/generate for a PNG: the
+// image as a data URL, beside its SVG.
+func QRGenerated(img *qrcodes.Image) api.QRGenerated {
+	return api.QRGenerated{
+		SVG: string(img.SVG), Format: img.Format, Size: img.Options.Size, URL: img.Options.URL,
+		DataURL: "data:image/png;base64," + base64.StdEncoding.EncodeToString(img.PNG),
 	}
 }
 

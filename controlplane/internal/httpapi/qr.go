@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/base64"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -30,10 +29,7 @@ func (a *API) generateQR(w http.ResponseWriter, r *http.Request) {
 		writeImage(w, img, "")
 		return
 	}
-	writeData(w, http.StatusOK, api.QRGenerated{
-		SVG: string(img.SVG), Format: img.Format, Size: img.Options.Size, URL: img.Options.URL,
-		DataURL: "data:image/png;base64," + base64.StdEncoding.EncodeToString(img.PNG),
-	})
+	writeData(w, http.StatusOK, convert.QRGenerated(img))
 }
 
 // writeImage writes the image's bytes in its format, as an attachment named
