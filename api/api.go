@@ -66,9 +66,6 @@ func Null[T any]() Field[T] { return Field[T]{set: true, null: true} }
 // IsZero reports whether the field is left out (encoding/json's omitzero).
 func (f Field[T]) IsZero() bool { return !f.set }
 
-// IsNull reports whether the field clears the value.
-func (f Field[T]) IsNull() bool { return f.set && f.null }
-
 // Value returns the value and whether the field sets one.
 func (f Field[T]) Value() (T, bool) { return f.v, f.set && !f.null }
 
