@@ -252,6 +252,12 @@ func (c *typeCheck) want(path string, rt reflect.Type, s *openapi3.Schema, typ s
 // properties, both ways, and omitempty against required.
 func (c *typeCheck) object(path string, rt reflect.Type, s *openapi3.Schema) {
 	c.t.Helper()
+	for i := range rt.NumField() {
+		// An embedded struct's fields are the object's own (QRStyle).
+		if f := rt.Field(i); f.Anonymous && f.Type.PkgPath() == reflect.TypeOf(api.Meta{}).PkgPath() {
+			c.reached[f.Type.Name()] = true
+		}
+	}
 	fields := jsonFields(rt)
 	for _, f := range fields {
 		p := s.Properties[f.name]
