@@ -87,7 +87,7 @@ func TestGallery(t *testing.T) {
 			"socialLinks": []obj{{"platform": "github", "url": "https://github.com/ada"}, {"platform": "x", "url": "https://x.com/ada"}}})
 		wantGallery(t, full, Gallery{ID: full.ID, Slug: fullSlug, Domain: domain, URL: tg.EdgeBase + "bio/" + fullSlug,
 			Title: ptr("Ada Lovelace"), Bio: ptr(strings.Repeat("b", 500)), AvatarURL: ptr("https://example.com/ada.png"), Theme: "dark",
-			SocialLinks: []SocialLink{{"github", "https://github.com/ada"}, {"x", "https://x.com/ada"}}, Items: []Item{}})
+			SocialLinks: []SocialLink{{Platform: "github", URL: "https://github.com/ada"}, {Platform: "x", URL: "https://x.com/ada"}}, Items: []Item{}})
 		// The bio's limit counts characters, not bytes.
 		accents := tg.createGallery(t, w.Key, obj{"slug": "bio-" + randomSlug(), "bio": strings.Repeat("é", 500)})
 		if deref(accents.Bio) != strings.Repeat("é", 500) {
@@ -187,7 +187,7 @@ func TestGallery(t *testing.T) {
 				"socialLinks": []obj{{"platform": "instagram", "url": "https://instagram.com/ada"}}})
 			p := decodeGallery(t, r.wantSuccess(t, http.StatusOK))
 			want := full
-			want.Title, want.Theme, want.Bio, want.SocialLinks = ptr("Countess"), "neon", nil, []SocialLink{{"instagram", "https://instagram.com/ada"}}
+			want.Title, want.Theme, want.Bio, want.SocialLinks = ptr("Countess"), "neon", nil, []SocialLink{{Platform: "instagram", URL: "https://instagram.com/ada"}}
 			want.UpdatedAt = p.UpdatedAt
 			wantGallery(t, p, want)
 			if got := tg.getGallery(t, w.Key, full.ID); !sameJSON(got, p) {
@@ -609,7 +609,7 @@ func TestGallery(t *testing.T) {
 				r.Data(t, &pv)
 				want := PublicGallery{Slug: slug, Domain: domain, URL: tg.EdgeBase + "bio/" + slug, Title: ptr("Grace"), Bio: ptr("Admiral"),
 					AvatarURL: ptr("https://example.com/g.png"), Theme: "custom", CustomCSS: ptr("body{background:#fee}"),
-					SocialLinks: []SocialLink{{"github", "https://github.com/grace"}},
+					SocialLinks: []SocialLink{{Platform: "github", URL: "https://github.com/grace"}},
 					Items: []PublicItem{
 						{Type: "link", Title: ptr("COBOL"), URL: link.ShortURL, IconName: ptr("book")},
 						{Type: "header", Title: ptr("Talks")},

@@ -583,8 +583,9 @@ type Response struct {
 	members map[string]json.RawMessage
 }
 
-// Meta is the envelope's list metadata.
-type Meta = api.Meta
+// Meta is the envelope's list metadata. It is a type of the suite's (on
+// api.Meta's fields), so that tests may write Meta{1, 20, 5, false}.
+type Meta api.Meta
 
 // ErrorBody is the envelope's error, with the suite's accessors.
 type ErrorBody struct{ api.Error }
