@@ -4,8 +4,8 @@
 GO        ?= go
 BIN       := bin
 TOOLS     := $(CURDIR)/.tools
-MODULES   := shared controlplane edge analytics deploy benchmarks
-PKGS      := ./shared/... ./controlplane/... ./edge/... ./analytics/... ./deploy/... ./benchmarks/...
+MODULES   := api shared controlplane edge analytics deploy benchmarks
+PKGS      := ./api/... ./shared/... ./controlplane/... ./edge/... ./analytics/... ./deploy/... ./benchmarks/...
 BENCH_PKGS := ./edge/... ./shared/... ./analytics/... ./controlplane/...
 # PLATFORMBENCH_FLAGS: e.g. make bench PLATFORMBENCH_FLAGS='-rounds 3 -stats-clicks 1M,10M'
 # (go run ./benchmarks/cmd/platformbench -h lists them; docs/benchmarks.md explains)

@@ -7,6 +7,7 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/valyala/fasthttp v1.74.0
 	shortlink.dev/analytics v0.0.0
+	shortlink.dev/api v0.0.0
 	shortlink.dev/edge v0.0.0
 	shortlink.dev/shared v0.0.0
 )
@@ -67,6 +68,7 @@ require (
 
 replace (
 	shortlink.dev/analytics => ../analytics
+	shortlink.dev/api => ../api
 	shortlink.dev/edge => ../edge
 	shortlink.dev/shared => ../shared
 )

@@ -10,6 +10,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
+	shortlink.dev/api v0.0.0
 	shortlink.dev/shared v0.0.0
 )
 
@@ -58,7 +59,10 @@ require (
 	modernc.org/sqlite v1.60.1 // indirect
 )
 
-replace shortlink.dev/shared => ../shared
+replace (
+	shortlink.dev/api => ../api
+	shortlink.dev/shared => ../shared
+)
 
 require (
 	github.com/makiuchi-d/gozxing v0.1.1

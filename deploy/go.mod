@@ -2,9 +2,15 @@ module shortlink.dev/deploy
 
 go 1.26.0
 
-require shortlink.dev/shared v0.0.0
+require (
+	shortlink.dev/api v0.0.0
+	shortlink.dev/shared v0.0.0
+)
 
-replace shortlink.dev/shared => ../shared
+replace (
+	shortlink.dev/api => ../api
+	shortlink.dev/shared => ../shared
+)
 
 require (
 	github.com/chromedp/cdproto v0.159.0

@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"shortlink.dev/api"
 )
 
 // DefaultBaseURL is the API base of a server started with the default settings.
@@ -79,12 +81,7 @@ func WithIdempotencyKey(ctx context.Context, key string) context.Context {
 
 // Meta is a list's page: its number and size, the total count and whether
 // more pages follow.
-type Meta struct {
-	Page    int  `json:"page"`
-	PerPage int  `json:"perPage"`
-	Total   int  `json:"total"`
-	HasMore bool `json:"hasMore"`
-}
+type Meta = api.Meta
 
 // Page asks for one page of a list; zero values take the server's defaults
 // (page 1, 20 per page; at most 100).
@@ -278,11 +275,7 @@ func errorOf(res *http.Response, body []byte) *Error {
 		e.RetryAfter = time.Duration(s) * time.Second
 	}
 	var env struct {
-		Error *struct {
-			Code    string         `json:"code"`
-			Message string         `json:"message"`
-			Details map[string]any `json:"details"`
-		} `json:"error"`
+		Error *api.Error `json:"error"`
 	}
 	if json.Unmarshal(body, &env) != nil || env.Error == nil || env.Error.Code == "" {
 		e.Code = "HTTP_" + strconv.Itoa(res.StatusCode)
@@ -302,38 +295,10 @@ func errorOf(res *http.Response, body []byte) *Error {
 // Field is an optional member of an update (PATCH) body that tells apart
 // "leave as is" (the zero Field, left out of the body), "clear" (Null, sent
 // as null) and "set" (Set).
-type Field[T any] struct {
-	set, null bool
-	v         T
-}
+type Field[T any] = api.Field[T]
 
 // Set returns a field set to v.
-func Set[T any](v T) Field[T] { return Field[T]{set: true, v: v} }
+func Set[T any](v T) Field[T] { return api.Set(v) }
 
 // Null returns a field that clears the value (JSON null).
-func Null[T any]() Field[T] { return Field[T]{set: true, null: true} }
-
-// IsZero reports whether the field is left out (encoding/json's omitzero).
-func (f Field[T]) IsZero() bool { return !f.set }
-
-// Value returns the value and whether the field sets one.
-func (f Field[T]) Value() (T, bool) { return f.v, f.set && !f.null }
-
-// MarshalJSON implements json.Marshaler.
-func (f Field[T]) MarshalJSON() ([]byte, error) {
-	if !f.set || f.null {
-		return []byte("null"), nil
-	}
-	return json.Marshal(f.v)
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (f *Field[T]) UnmarshalJSON(b []byte) error {
-	f.set = true
-	if string(b) == "null" {
-		f.null = true
-		return nil
-	}
-	f.null = false
-	return json.Unmarshal(b, &f.v)
-}
+func Null[T any]() Field[T] { return api.Null[T]() }

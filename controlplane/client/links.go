@@ -6,85 +6,18 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"shortlink.dev/api"
 )
 
 // Link is a short link as the API returns it; absent optional values are nil.
-type Link struct {
-	ID             string            `json:"id"`
-	ShortURL       string            `json:"shortUrl"`
-	DestinationURL string            `json:"destinationUrl"`
-	Slug           string            `json:"slug"`
-	Domain         string            `json:"domain"`
-	Title          *string           `json:"title"`
-	Description    *string           `json:"description"`
-	Tags           []string          `json:"tags"`
-	HasPassword    bool              `json:"hasPassword"`
-	ExpiresAt      *time.Time        `json:"expiresAt"`
-	ExpiredURL     *string           `json:"expiredUrl"`
-	ClickLimit     *int64            `json:"clickLimit"`
-	ClickCount     int64             `json:"clickCount"`
-	GeoTargets     map[string]string `json:"geoTargets"`
-	DeviceTargets  map[string]string `json:"deviceTargets"`
-	IOSURL         *string           `json:"iosUrl"`
-	AndroidURL     *string           `json:"androidUrl"`
-	UTMSource      *string           `json:"utmSource"`
-	UTMMedium      *string           `json:"utmMedium"`
-	UTMCampaign    *string           `json:"utmCampaign"`
-	UTMTerm        *string           `json:"utmTerm"`
-	UTMContent     *string           `json:"utmContent"`
-	IsArchived     bool              `json:"isArchived"`
-	LastClickedAt  *time.Time        `json:"lastClickedAt"`
-	CreatedAt      time.Time         `json:"createdAt"`
-	UpdatedAt      time.Time         `json:"updatedAt"`
-}
+type Link = api.Link
 
 // LinkInput is a new link; only DestinationURL is required.
-type LinkInput struct {
-	DestinationURL string            `json:"destinationUrl"`
-	Slug           string            `json:"slug,omitempty"`
-	Domain         string            `json:"domain,omitempty"`
-	Title          string            `json:"title,omitempty"`
-	Description    string            `json:"description,omitempty"`
-	Tags           []string          `json:"tags,omitempty"`
-	Password       string            `json:"password,omitempty"`
-	ExpiresAt      *time.Time        `json:"expiresAt,omitempty"`
-	ExpiredURL     string            `json:"expiredUrl,omitempty"`
-	ClickLimit     int64             `json:"clickLimit,omitempty"`
-	GeoTargets     map[string]string `json:"geoTargets,omitempty"`
-	DeviceTargets  map[string]string `json:"deviceTargets,omitempty"`
-	IOSURL         string            `json:"iosUrl,omitempty"`
-	AndroidURL     string            `json:"androidUrl,omitempty"`
-	UTMSource      string            `json:"utmSource,omitempty"`
-	UTMMedium      string            `json:"utmMedium,omitempty"`
-	UTMCampaign    string            `json:"utmCampaign,omitempty"`
-	UTMTerm        string            `json:"utmTerm,omitempty"`
-	UTMContent     string            `json:"utmContent,omitempty"`
-}
+type LinkInput = api.LinkInput
 
 // LinkUpdate changes a link: zero fields are left as they are, Null clears.
-type LinkUpdate struct {
-	DestinationURL Field[string]            `json:"destinationUrl,omitzero"`
-	Slug           Field[string]            `json:"slug,omitzero"`
-	Domain         Field[string]            `json:"domain,omitzero"`
-	Title          Field[string]            `json:"title,omitzero"`
-	Description    Field[string]            `json:"description,omitzero"`
-	Tags           Field[[]string]          `json:"tags,omitzero"`
-	Password       Field[string]            `json:"password,omitzero"`
-	ExpiresAt      Field[time.Time]         `json:"expiresAt,omitzero"`
-	ExpiredURL     Field[string]            `json:"expiredUrl,omitzero"`
-	ClickLimit     Field[int64]             `json:"clickLimit,omitzero"`
-	GeoTargets     Field[map[string]string] `json:"geoTargets,omitzero"`
-	DeviceTargets  Field[map[string]string] `json:"deviceTargets,omitzero"`
-	IOSURL         Field[string]            `json:"iosUrl,omitzero"`
-	AndroidURL     Field[string]            `json:"androidUrl,omitzero"`
-	UTMSource      Field[string]            `json:"utmSource,omitzero"`
-	UTMMedium      Field[string]            `json:"utmMedium,omitzero"`
-	UTMCampaign    Field[string]            `json:"utmCampaign,omitzero"`
-	UTMTerm        Field[string]            `json:"utmTerm,omitzero"`
-	UTMContent     Field[string]            `json:"utmContent,omitzero"`
-	// IsArchived archives (true) or restores (false) the link.
-	IsArchived Field[bool] `json:"isArchived,omitzero"`
-}
+type LinkUpdate = api.LinkUpdate
 
 // ListLinksOptions filters and orders a list of links.
 type ListLinksOptions struct {
@@ -152,15 +85,7 @@ type BulkResult struct {
 // CreateLinksBulk creates 1–100 links, each on its own (links:write); the
 // results are in the order of ins.
 func (c *Client) CreateLinksBulk(ctx context.Context, ins []LinkInput) ([]BulkResult, error) {
-	var raw []struct {
-		Success bool  `json:"success"`
-		Data    *Link `json:"data"`
-		Error   *struct {
-			Code    string         `json:"code"`
-			Message string         `json:"message"`
-			Details map[string]any `json:"details"`
-		} `json:"error"`
-	}
+	var raw []api.BulkItem
 	if err := c.do(ctx, call{method: http.MethodPost, path: "/links/bulk", body: ins, data: &raw}); err != nil {
 		return nil, err
 	}
@@ -203,34 +128,7 @@ func (r Range) query() url.Values {
 }
 
 // LinkStats are a link's human clicks over a range of days.
-type LinkStats struct {
-	TotalClicks   int64      `json:"totalClicks"`
-	UniqueClicks  int64      `json:"uniqueClicks"`
-	LastClickedAt *time.Time `json:"lastClickedAt"`
-	ByCountry     []struct {
-		Country string `json:"country"`
-		Count   int64  `json:"count"`
-	} `json:"byCountry"`
-	ByDevice []struct {
-		Device string `json:"device"`
-		Count  int64  `json:"count"`
-	} `json:"byDevice"`
-	ByBrowser []struct {
-		Browser string `json:"browser"`
-		Count   int64  `json:"count"`
-	} `json:"byBrowser"`
-	ByReferrer []struct {
-		Referrer string `json:"referrer"`
-		Count    int64  `json:"count"`
-	} `json:"byReferrer"`
-	OverTime []struct {
-		Date  string `json:"date"`
-		Count int64  `json:"count"`
-	} `json:"overTime"`
-	// From and To are the days the statistics cover (YYYY-MM-DD).
-	From string `json:"from"`
-	To   string `json:"to"`
-}
+type LinkStats = api.Stats
 
 // LinkStats returns a link's statistics (analytics:read).
 func (c *Client) LinkStats(ctx context.Context, id string, r Range) (*LinkStats, error) {
@@ -246,13 +144,7 @@ func (c *Client) ExportClicks(ctx context.Context, id string, r Range) ([]byte, 
 }
 
 // APIKey is an API key; Key (its value) is set only when it was just made.
-type APIKey struct {
-	ID          string    `json:"id"`
-	Name        string    `json:"name"`
-	Key         string    `json:"key,omitempty"`
-	Permissions []string  `json:"permissions"`
-	CreatedAt   time.Time `json:"createdAt"`
-}
+type APIKey = api.APIKey
 
 // ListAPIKeys returns one page of the workspace's keys (keys:write).
 func (c *Client) ListAPIKeys(ctx context.Context, p Page) ([]APIKey, Meta, error) {
@@ -269,7 +161,7 @@ func (c *Client) ListAPIKeys(ctx context.Context, p Page) ([]APIKey, Meta, error
 // CreateAPIKey makes a key holding permissions the caller's key holds (keys:write).
 func (c *Client) CreateAPIKey(ctx context.Context, name string, permissions []string) (*APIKey, error) {
 	var k APIKey
-	body := map[string]any{"name": name, "permissions": permissions}
+	body := api.APIKeyInput{Name: name, Permissions: permissions}
 	return &k, c.do(ctx, call{method: http.MethodPost, path: "/api-keys", body: body, data: &k})
 }
 
@@ -279,30 +171,7 @@ func (c *Client) DeleteAPIKey(ctx context.Context, id string) error {
 }
 
 // Usage is the workspace's plan, this month's consumption and its limits.
-type Usage struct {
-	Plan   string `json:"plan"`
-	Period struct {
-		Start time.Time `json:"start"`
-		End   time.Time `json:"end"`
-	} `json:"period"`
-	Links struct {
-		Used int `json:"used"`
-		// Limit is nil when unlimited.
-		Limit *int `json:"limit"`
-	} `json:"links"`
-	Clicks struct {
-		ThisPeriod int64 `json:"thisPeriod"`
-	} `json:"clicks"`
-	Domains   int `json:"domains"`
-	QRCodes   int `json:"qrCodes"`
-	Galleries int `json:"galleries"`
-	Webhooks  int `json:"webhooks"`
-	RateLimit struct {
-		Limit     int   `json:"limit"`
-		Remaining int   `json:"remaining"`
-		Reset     int64 `json:"reset"`
-	} `json:"rateLimit"`
-}
+type Usage = api.Usage
 
 // Usage returns the workspace's usage (usage:read).
 func (c *Client) Usage(ctx context.Context) (*Usage, error) {

@@ -8,29 +8,17 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
+
+	"shortlink.dev/api"
 )
 
 // Domain is a custom short domain and the TXT record that proves ownership.
-type Domain struct {
-	ID           string     `json:"id"`
-	Name         string     `json:"name"`
-	Verified     bool       `json:"verified"`
-	VerifiedAt   *time.Time `json:"verifiedAt"`
-	Verification struct {
-		Type  string `json:"type"`
-		Name  string `json:"name"`
-		Value string `json:"value"`
-		// LastError says why the latest check failed.
-		LastError *string `json:"lastError"`
-	} `json:"verification"`
-	CreatedAt time.Time `json:"createdAt"`
-}
+type Domain = api.Domain
 
 // CreateDomain adds a custom domain, unverified (domains:write).
 func (c *Client) CreateDomain(ctx context.Context, name string) (*Domain, error) {
 	var d Domain
-	return &d, c.do(ctx, call{method: http.MethodPost, path: "/domains", body: map[string]string{"name": name}, data: &d})
+	return &d, c.do(ctx, call{method: http.MethodPost, path: "/domains", body: api.DomainInput{Name: name}, data: &d})
 }
 
 // ListDomains returns one page of domains, newest first (domains:read).
@@ -68,13 +56,7 @@ func (c *Client) list(ctx context.Context, p string, pg Page, out any, meta *Met
 
 // QRStyle is how a QR code is drawn; zero values take the defaults (256 px,
 // black on white, square modules, error correction M).
-type QRStyle struct {
-	Size            int    `json:"size,omitempty"`
-	ForegroundColor string `json:"foregroundColor,omitempty"`
-	BackgroundColor string `json:"backgroundColor,omitempty"`
-	CornerRadius    int    `json:"cornerRadius,omitempty"`
-	ErrorCorrection string `json:"errorCorrection,omitempty"`
-}
+type QRStyle = api.QRStyle
 
 // QRImage is a generated QR code image.
 type QRImage struct {
@@ -86,11 +68,7 @@ type QRImage struct {
 // GenerateQR draws a QR code of url (public: no key needed). format is svg
 // or png.
 func (c *Client) GenerateQR(ctx context.Context, url, format string, style QRStyle) (*QRImage, error) {
-	body := struct {
-		URL    string `json:"url"`
-		Format string `json:"format,omitempty"`
-		QRStyle
-	}{url, format, style}
+	body := api.QRGenerateInput{URL: url, Format: format, QRStyle: style}
 	var raw rawBody
 	if err := c.do(ctx, call{method: http.MethodPost, path: "/qr/generate", body: body, raw: &raw}); err != nil {
 		return nil, err
@@ -99,10 +77,7 @@ func (c *Client) GenerateQR(ctx context.Context, url, format string, style QRSty
 		return &QRImage{Format: "svg", Data: raw.body}, nil
 	}
 	var env struct {
-		Data struct {
-			Format  string `json:"format"`
-			DataURL string `json:"dataUrl"`
-		} `json:"data"`
+		Data api.QRGenerated `json:"data"`
 	}
 	if err := json.Unmarshal(raw.body, &env); err != nil {
 		return nil, fmt.Errorf("POST /qr/generate: decode the answer: %w", err)
@@ -120,40 +95,13 @@ func (c *Client) GenerateQR(ctx context.Context, url, format string, style QRSty
 
 // QRCode is a saved QR code; with LinkID it is dynamic (it encodes the
 // link's short URL and counts scans).
-type QRCode struct {
-	ID              string    `json:"id"`
-	Name            string    `json:"name"`
-	URL             string    `json:"url"`
-	LinkID          *string   `json:"linkId"`
-	Size            int       `json:"size"`
-	ForegroundColor string    `json:"foregroundColor"`
-	BackgroundColor string    `json:"backgroundColor"`
-	CornerRadius    int       `json:"cornerRadius"`
-	ErrorCorrection string    `json:"errorCorrection"`
-	ScanCount       int64     `json:"scanCount"`
-	CreatedAt       time.Time `json:"createdAt"`
-	UpdatedAt       time.Time `json:"updatedAt"`
-}
+type QRCode = api.QRCode
 
 // QRCodeInput is a code to save: Name, and URL or LinkID.
-type QRCodeInput struct {
-	Name   string `json:"name"`
-	URL    string `json:"url,omitempty"`
-	LinkID string `json:"linkId,omitempty"`
-	QRStyle
-}
+type QRCodeInput = api.QRCodeInput
 
 // QRCodeUpdate changes a saved code; LinkID Null makes it static.
-type QRCodeUpdate struct {
-	Name            Field[string] `json:"name,omitzero"`
-	URL             Field[string] `json:"url,omitzero"`
-	LinkID          Field[string] `json:"linkId,omitzero"`
-	Size            Field[int]    `json:"size,omitzero"`
-	ForegroundColor Field[string] `json:"foregroundColor,omitzero"`
-	BackgroundColor Field[string] `json:"backgroundColor,omitzero"`
-	CornerRadius    Field[int]    `json:"cornerRadius,omitzero"`
-	ErrorCorrection Field[string] `json:"errorCorrection,omitzero"`
-}
+type QRCodeUpdate = api.QRCodeUpdate
 
 // CreateQRCode saves a QR code (qr:write).
 func (c *Client) CreateQRCode(ctx context.Context, in QRCodeInput) (*QRCode, error) {
@@ -205,114 +153,29 @@ func (c *Client) DownloadQRCode(ctx context.Context, id, format string) (*QRImag
 }
 
 // SocialLink is a social profile of a gallery.
-type SocialLink struct {
-	Platform string `json:"platform"`
-	URL      string `json:"url"`
-}
+type SocialLink = api.SocialLink
 
 // Gallery is a link-in-bio page with its items.
-type Gallery struct {
-	ID          string        `json:"id"`
-	Slug        string        `json:"slug"`
-	Domain      string        `json:"domain"`
-	URL         string        `json:"url"`
-	Title       *string       `json:"title"`
-	Bio         *string       `json:"bio"`
-	AvatarURL   *string       `json:"avatarUrl"`
-	Theme       string        `json:"theme"`
-	CustomCSS   *string       `json:"customCss"`
-	SocialLinks []SocialLink  `json:"socialLinks"`
-	IsPublished bool          `json:"isPublished"`
-	Items       []GalleryItem `json:"items"`
-	CreatedAt   time.Time     `json:"createdAt"`
-	UpdatedAt   time.Time     `json:"updatedAt"`
-}
+type Gallery = api.Gallery
 
 // GalleryItem is one block of a gallery.
-type GalleryItem struct {
-	ID           string            `json:"id"`
-	Type         string            `json:"type"`
-	Title        *string           `json:"title"`
-	URL          *string           `json:"url"`
-	IconName     *string           `json:"iconName"`
-	ThumbnailURL *string           `json:"thumbnailUrl"`
-	EmbedType    *string           `json:"embedType"`
-	EmbedData    map[string]string `json:"embedData"`
-	Position     int               `json:"position"`
-	LinkID       *string           `json:"linkId"`
-	ShortURL     *string           `json:"shortUrl"`
-	CreatedAt    time.Time         `json:"createdAt"`
-	UpdatedAt    time.Time         `json:"updatedAt"`
-}
+type GalleryItem = api.GalleryItem
 
 // GalleryInput is a new gallery; Slug is required.
-type GalleryInput struct {
-	Slug        string       `json:"slug"`
-	Domain      string       `json:"domain,omitempty"`
-	Title       string       `json:"title,omitempty"`
-	Bio         string       `json:"bio,omitempty"`
-	AvatarURL   string       `json:"avatarUrl,omitempty"`
-	Theme       string       `json:"theme,omitempty"`
-	CustomCSS   string       `json:"customCss,omitempty"`
-	SocialLinks []SocialLink `json:"socialLinks,omitempty"`
-}
+type GalleryInput = api.GalleryInput
 
 // GalleryUpdate changes a gallery; Null clears an optional field.
-type GalleryUpdate struct {
-	Slug        Field[string]       `json:"slug,omitzero"`
-	Domain      Field[string]       `json:"domain,omitzero"`
-	Title       Field[string]       `json:"title,omitzero"`
-	Bio         Field[string]       `json:"bio,omitzero"`
-	AvatarURL   Field[string]       `json:"avatarUrl,omitzero"`
-	Theme       Field[string]       `json:"theme,omitzero"`
-	CustomCSS   Field[string]       `json:"customCss,omitzero"`
-	SocialLinks Field[[]SocialLink] `json:"socialLinks,omitzero"`
-}
+type GalleryUpdate = api.GalleryUpdate
 
 // GalleryItemInput is an item to add, or (with Field semantics through
 // GalleryItemUpdate) to change.
-type GalleryItemInput struct {
-	Type         string            `json:"type"`
-	Title        string            `json:"title,omitempty"`
-	URL          string            `json:"url,omitempty"`
-	IconName     string            `json:"iconName,omitempty"`
-	ThumbnailURL string            `json:"thumbnailUrl,omitempty"`
-	EmbedType    string            `json:"embedType,omitempty"`
-	EmbedData    map[string]string `json:"embedData,omitempty"`
-}
+type GalleryItemInput = api.GalleryItemInput
 
 // GalleryItemUpdate changes an item; Null clears an optional field.
-type GalleryItemUpdate struct {
-	Type         Field[string]            `json:"type,omitzero"`
-	Title        Field[string]            `json:"title,omitzero"`
-	URL          Field[string]            `json:"url,omitzero"`
-	IconName     Field[string]            `json:"iconName,omitzero"`
-	ThumbnailURL Field[string]            `json:"thumbnailUrl,omitzero"`
-	EmbedType    Field[string]            `json:"embedType,omitzero"`
-	EmbedData    Field[map[string]string] `json:"embedData,omitzero"`
-}
+type GalleryItemUpdate = api.GalleryItemUpdate
 
 // PublicGallery is the public view of a published gallery.
-type PublicGallery struct {
-	Slug        string       `json:"slug"`
-	Domain      string       `json:"domain"`
-	URL         string       `json:"url"`
-	Title       *string      `json:"title"`
-	Bio         *string      `json:"bio"`
-	AvatarURL   *string      `json:"avatarUrl"`
-	Theme       string       `json:"theme"`
-	CustomCSS   *string      `json:"customCss"`
-	SocialLinks []SocialLink `json:"socialLinks"`
-	Items       []struct {
-		Type         string            `json:"type"`
-		Title        *string           `json:"title"`
-		URL          *string           `json:"url"`
-		IconName     *string           `json:"iconName"`
-		ThumbnailURL *string           `json:"thumbnailUrl"`
-		EmbedType    *string           `json:"embedType"`
-		EmbedData    map[string]string `json:"embedData"`
-	} `json:"items"`
-}
+type PublicGallery = api.PublicGallery
 
 // CreateGallery creates a gallery, unpublished (galleries:write).
 func (c *Client) CreateGallery(ctx context.Context, in GalleryInput) (*Gallery, error) {
@@ -349,7 +212,7 @@ func (c *Client) DeleteGallery(ctx context.Context, id string) error {
 // PublishGallery publishes or unpublishes a gallery (galleries:write).
 func (c *Client) PublishGallery(ctx context.Context, id string, published bool) (*Gallery, error) {
 	var g Gallery
-	body := map[string]bool{"isPublished": published}
+	body := api.PublishInput{IsPublished: published}
 	return &g, c.do(ctx, call{method: http.MethodPost, path: path("galleries", id, "publish"), body: body, data: &g})
 }
 
@@ -375,7 +238,7 @@ func (c *Client) DeleteGalleryItem(ctx context.Context, galleryID, itemID string
 // list every item once (galleries:write).
 func (c *Client) ReorderGalleryItems(ctx context.Context, galleryID string, itemIDs []string) (*Gallery, error) {
 	var g Gallery
-	body := map[string][]string{"itemIds": itemIDs}
+	body := api.ReorderInput{ItemIDs: itemIDs}
 	return &g, c.do(ctx, call{method: http.MethodPatch, path: path("galleries", galleryID, "items", "reorder"), body: body, data: &g})
 }
 
@@ -387,49 +250,17 @@ func (c *Client) PublicGallery(ctx context.Context, domain, slug string) (*Publi
 
 // Webhook is a subscription to events; Secret is set only when it was just
 // made or rotated.
-type Webhook struct {
-	ID                  string    `json:"id"`
-	Name                string    `json:"name"`
-	URL                 string    `json:"url"`
-	Events              []string  `json:"events"`
-	Secret              string    `json:"secret,omitempty"`
-	IsActive            bool      `json:"isActive"`
-	ConsecutiveFailures int       `json:"consecutiveFailures"`
-	CreatedAt           time.Time `json:"createdAt"`
-	UpdatedAt           time.Time `json:"updatedAt"`
-}
+type Webhook = api.Webhook
 
 // WebhookInput is a new webhook: all fields required; Events lists event
 // names or "*".
-type WebhookInput struct {
-	Name   string   `json:"name"`
-	URL    string   `json:"url"`
-	Events []string `json:"events"`
-}
+type WebhookInput = api.WebhookInput
 
 // WebhookUpdate changes a webhook; IsActive true re-enables a disabled one.
-type WebhookUpdate struct {
-	Name     Field[string]   `json:"name,omitzero"`
-	URL      Field[string]   `json:"url,omitzero"`
-	Events   Field[[]string] `json:"events,omitzero"`
-	IsActive Field[bool]     `json:"isActive,omitzero"`
-}
+type WebhookUpdate = api.WebhookUpdate
 
 // Delivery is one event message to a webhook and its attempts.
-type Delivery struct {
-	ID             string     `json:"id"`
-	MessageID      string     `json:"messageId"`
-	Event          string     `json:"event"`
-	Status         string     `json:"status"`
-	Attempts       int        `json:"attempts"`
-	ResponseStatus *int       `json:"responseStatus"`
-	ResponseTimeMs *int       `json:"responseTimeMs"`
-	ResponseBody   *string    `json:"responseBody"`
-	Error          *string    `json:"error"`
-	CreatedAt      time.Time  `json:"createdAt"`
-	LastAttemptAt  *time.Time `json:"lastAttemptAt"`
-	NextAttemptAt  *time.Time `json:"nextAttemptAt"`
-}
+type Delivery = api.Delivery
 
 // CreateWebhook creates a webhook (webhooks:write).
 func (c *Client) CreateWebhook(ctx context.Context, in WebhookInput) (*Webhook, error) {
@@ -485,16 +316,10 @@ func (c *Client) ListDeliveries(ctx context.Context, webhookID string, p Page) (
 }
 
 // CheckoutSession is a hosted checkout: open URL to pay.
-type CheckoutSession struct {
-	SessionID string `json:"sessionId"`
-	URL       string `json:"url"`
-}
+type CheckoutSession = api.CheckoutSession
 
 // CheckoutInput says where the hosted checkout returns to; both optional.
-type CheckoutInput struct {
-	SuccessURL string `json:"successUrl,omitempty"`
-	CancelURL  string `json:"cancelUrl,omitempty"`
-}
+type CheckoutInput = api.CheckoutInput
 
 // Checkout starts the checkout of a plan (pro, business or scale) billed
 // monthly or annual (billing:write).
@@ -505,12 +330,7 @@ func (c *Client) Checkout(ctx context.Context, plan, billing string, in Checkout
 
 // CheckoutSessionInput is the body of the generic checkout: a price of the
 // catalog (price_pro_monthly, …) and, optionally, the caller's workspace id.
-type CheckoutSessionInput struct {
-	PriceID        string `json:"priceId"`
-	OrganizationID string `json:"organizationId,omitempty"`
-	SuccessURL     string `json:"successUrl,omitempty"`
-	CancelURL      string `json:"cancelUrl,omitempty"`
-}
+type CheckoutSessionInput = api.CheckoutSessionInput
 
 // CreateCheckoutSession starts the checkout of any price of the catalog (billing:write).
 func (c *Client) CreateCheckoutSession(ctx context.Context, in CheckoutSessionInput) (*CheckoutSession, error) {

@@ -19,15 +19,14 @@ import (
 	"time"
 
 	"github.com/stripe/stripe-go/v85/webhook"
+
+	"shortlink.dev/api"
 )
 
 // Checkout (spec §4.7, CONTRACT §11, docs/api.md "Checkout").
 
 // checkoutSession is a checkout operation's bare answer.
-type checkoutSession struct {
-	SessionID string `json:"sessionId"`
-	URL       string `json:"url"`
-}
+type checkoutSession = api.CheckoutSession
 
 // wantCheckoutSession asserts a checkout success: 200 with exactly
 // {sessionId, url}, no envelope, url an absolute URI.

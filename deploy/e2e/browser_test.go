@@ -147,9 +147,9 @@ func TestBrowser(t *testing.T) {
 	var pages []bioPage
 	for _, theme := range themes {
 		social := []SocialLink{
-			{"instagram", "https://instagram.com/" + theme + "-fan"},
-			{"github", "https://github.com/" + theme + "-fan"},
-			{"x", "https://x.com/" + theme + "_fan"},
+			{Platform: "instagram", URL: "https://instagram.com/" + theme + "-fan"},
+			{Platform: "github", URL: "https://github.com/" + theme + "-fan"},
+			{Platform: "x", URL: "https://x.com/" + theme + "_fan"},
 		}
 		body := obj{"slug": theme + "-" + randomSlug(), "theme": theme, "title": "The " + theme + " theme",
 			"bio":       "A page in the " + theme + " theme, looked at on a phone and a desktop.",

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/miekg/dns"
+
+	"shortlink.dev/api"
 )
 
 // domainFields are the members of a domain (CONTRACT §10, docs/api.md).
@@ -21,19 +23,7 @@ var (
 )
 
 // Domain is a custom domain as the API shows it.
-type Domain struct {
-	ID           string  `json:"id"`
-	Name         string  `json:"name"`
-	Verified     bool    `json:"verified"`
-	VerifiedAt   *string `json:"verifiedAt"`
-	Verification struct {
-		Type      string  `json:"type"`
-		Name      string  `json:"name"`
-		Value     string  `json:"value"`
-		LastError *string `json:"lastError"`
-	} `json:"verification"`
-	CreatedAt string `json:"createdAt"`
-}
+type Domain = api.Domain
 
 // txtZone is the DNS server the tests' servers verify domains with
 // (SHORTLINK_DNS_RESOLVER): on 127.0.0.1 over UDP, it answers TXT questions

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"shortlink.dev/api"
 )
 
 var (
@@ -45,34 +47,7 @@ var linkFields = []string{
 }
 
 // Link is the full link record.
-type Link struct {
-	ID             string            `json:"id"`
-	ShortURL       string            `json:"shortUrl"`
-	DestinationURL string            `json:"destinationUrl"`
-	Slug           string            `json:"slug"`
-	Domain         string            `json:"domain"`
-	Title          *string           `json:"title"`
-	Description    *string           `json:"description"`
-	Tags           []string          `json:"tags"`
-	HasPassword    bool              `json:"hasPassword"`
-	ExpiresAt      *string           `json:"expiresAt"`
-	ExpiredURL     *string           `json:"expiredUrl"`
-	ClickLimit     *int64            `json:"clickLimit"`
-	ClickCount     int64             `json:"clickCount"`
-	GeoTargets     map[string]string `json:"geoTargets"`
-	DeviceTargets  map[string]string `json:"deviceTargets"`
-	IOSURL         *string           `json:"iosUrl"`
-	AndroidURL     *string           `json:"androidUrl"`
-	UTMSource      *string           `json:"utmSource"`
-	UTMMedium      *string           `json:"utmMedium"`
-	UTMCampaign    *string           `json:"utmCampaign"`
-	UTMTerm        *string           `json:"utmTerm"`
-	UTMContent     *string           `json:"utmContent"`
-	IsArchived     bool              `json:"isArchived"`
-	LastClickedAt  *string           `json:"lastClickedAt"`
-	CreatedAt      string            `json:"createdAt"`
-	UpdatedAt      string            `json:"updatedAt"`
-}
+type Link = api.Link
 
 // obj is a JSON object to send.
 type obj = map[string]any
@@ -533,9 +508,12 @@ func TestLinks(t *testing.T) {
 
 	t.Run("TimesInUTC", func(t *testing.T) {
 		at := time.Now().Add(48 * time.Hour).Truncate(time.Second).In(time.FixedZone("CEST", 2*3600))
-		l := tg.createLink(t, w.Key, obj{"destinationUrl": "https://example.com/utc", "expiresAt": at.Format(time.RFC3339)})
-		if l.ExpiresAt == nil || *l.ExpiresAt != at.UTC().Format(time.RFC3339) {
-			t.Errorf("expiresAt %s given, returned %v, want %s", at.Format(time.RFC3339), deref(l.ExpiresAt), at.UTC().Format(time.RFC3339))
+		r := tg.API(t, w.Key, "POST", "/links", obj{"destinationUrl": "https://example.com/utc", "expiresAt": at.Format(time.RFC3339)}).
+			wantSuccess(t, http.StatusCreated)
+		decodeLink(t, r)
+		// The bytes, not the decoded time: the answer must say it in UTC.
+		if got, want := string(r.DataMap(t)["expiresAt"]), `"`+at.UTC().Format(time.RFC3339)+`"`; got != want {
+			t.Errorf("expiresAt %s given, returned %s, want %s", at.Format(time.RFC3339), got, want)
 		}
 	})
 
@@ -1006,29 +984,7 @@ func wantRateLimited(t testing.TB, r *Response, limit, reset int) {
 // 9. Usage
 
 // Usage is GET /usage's data.
-type Usage struct {
-	Plan   string `json:"plan"`
-	Period struct {
-		Start string `json:"start"`
-		End   string `json:"end"`
-	} `json:"period"`
-	Links struct {
-		Used  int  `json:"used"`
-		Limit *int `json:"limit"`
-	} `json:"links"`
-	Clicks struct {
-		ThisPeriod int64 `json:"thisPeriod"`
-	} `json:"clicks"`
-	Domains   int `json:"domains"`
-	QRCodes   int `json:"qrCodes"`
-	Galleries int `json:"galleries"`
-	Webhooks  int `json:"webhooks"`
-	RateLimit struct {
-		Limit     int   `json:"limit"`
-		Remaining int   `json:"remaining"`
-		Reset     int64 `json:"reset"`
-	} `json:"rateLimit"`
-}
+type Usage = api.Usage
 
 func TestUsage(t *testing.T) {
 	t.Parallel()
@@ -1215,13 +1171,24 @@ func wantExactKeys(t testing.TB, what string, m map[string]json.RawMessage, keys
 }
 
 // wantTime parses an RFC 3339 time in UTC.
-func wantTime(t testing.TB, what, s string) time.Time {
+func wantTime[T string | time.Time](t testing.TB, what string, v T) time.Time {
 	t.Helper()
-	tm, err := time.Parse(time.RFC3339, s)
-	if err != nil || !strings.HasSuffix(s, "Z") {
-		t.Fatalf("%s %q is not an RFC 3339 time in UTC", what, s)
+	switch v := any(v).(type) {
+	case time.Time:
+		// Decoded from JSON: RFC 3339 it was; "Z" decodes to UTC, any
+		// other offset to a zone of its own.
+		if v.IsZero() || v.Location() != time.UTC {
+			t.Fatalf("%s %s is not an RFC 3339 time in UTC", what, v)
+		}
+		return v
+	case string:
+		tm, err := time.Parse(time.RFC3339, v)
+		if err != nil || !strings.HasSuffix(v, "Z") {
+			t.Fatalf("%s %q is not an RFC 3339 time in UTC", what, v)
+		}
+		return tm
 	}
-	return tm
+	panic("unreachable")
 }
 
 // diffLinks lists the fields in which two links differ.

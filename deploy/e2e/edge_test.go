@@ -26,6 +26,8 @@ import (
 
 	"github.com/maxmind/mmdbwriter"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
+
+	"shortlink.dev/api"
 )
 
 // Real, current user agents.
@@ -207,32 +209,8 @@ func (tg *Target) getLink(t testing.TB, key, id string) Link {
 	return decodeLink(t, tg.API(t, key, "GET", "/links/"+id, nil).wantSuccess(t, http.StatusOK))
 }
 
-// Stats is GET /links/:id/stats's data.
-type Stats struct {
-	TotalClicks   int64   `json:"totalClicks"`
-	UniqueClicks  int64   `json:"uniqueClicks"`
-	LastClickedAt *string `json:"lastClickedAt"`
-	ByCountry     []struct {
-		Country string `json:"country"`
-		Count   int64  `json:"count"`
-	} `json:"byCountry"`
-	ByDevice []struct {
-		Device string `json:"device"`
-		Count  int64  `json:"count"`
-	} `json:"byDevice"`
-	ByBrowser []struct {
-		Browser string `json:"browser"`
-		Count   int64  `json:"count"`
-	} `json:"byBrowser"`
-	ByReferrer []struct {
-		Referrer string `json:"referrer"`
-		Count    int64  `json:"count"`
-	} `json:"byReferrer"`
-	OverTime []struct {
-		Date  string `json:"date"`
-		Count int64  `json:"count"`
-	} `json:"overTime"`
-}
+// Stats is GET /links/:id/stats's data, with the suite's accessors.
+type Stats struct{ api.Stats }
 
 // counts turns a breakdown into a map, asserting it is sorted by count descending.
 func counts[E any](t testing.TB, what string, list []E, kc func(E) (string, int64)) map[string]int64 {
@@ -254,37 +232,25 @@ func counts[E any](t testing.TB, what string, list []E, kc func(E) (string, int6
 }
 
 func (s *Stats) countries(t testing.TB) map[string]int64 {
-	return counts(t, "byCountry", s.ByCountry, func(e struct {
-		Country string `json:"country"`
-		Count   int64  `json:"count"`
-	}) (string, int64) {
+	return counts(t, "byCountry", s.ByCountry, func(e api.CountryCount) (string, int64) {
 		return e.Country, e.Count
 	})
 }
 
 func (s *Stats) devices(t testing.TB) map[string]int64 {
-	return counts(t, "byDevice", s.ByDevice, func(e struct {
-		Device string `json:"device"`
-		Count  int64  `json:"count"`
-	}) (string, int64) {
+	return counts(t, "byDevice", s.ByDevice, func(e api.DeviceCount) (string, int64) {
 		return e.Device, e.Count
 	})
 }
 
 func (s *Stats) browsers(t testing.TB) map[string]int64 {
-	return counts(t, "byBrowser", s.ByBrowser, func(e struct {
-		Browser string `json:"browser"`
-		Count   int64  `json:"count"`
-	}) (string, int64) {
+	return counts(t, "byBrowser", s.ByBrowser, func(e api.BrowserCount) (string, int64) {
 		return e.Browser, e.Count
 	})
 }
 
 func (s *Stats) referrers(t testing.TB) map[string]int64 {
-	return counts(t, "byReferrer", s.ByReferrer, func(e struct {
-		Referrer string `json:"referrer"`
-		Count    int64  `json:"count"`
-	}) (string, int64) {
+	return counts(t, "byReferrer", s.ByReferrer, func(e api.ReferrerCount) (string, int64) {
 		return e.Referrer, e.Count
 	})
 }

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"shortlink.dev/api"
 )
 
 // The members of a gallery, of an item and of their public views (CONTRACT §8).
@@ -38,70 +40,19 @@ var (
 )
 
 // Gallery is a gallery as the API returns it.
-type Gallery struct {
-	ID          string       `json:"id"`
-	Slug        string       `json:"slug"`
-	Domain      string       `json:"domain"`
-	URL         string       `json:"url"`
-	Title       *string      `json:"title"`
-	Bio         *string      `json:"bio"`
-	AvatarURL   *string      `json:"avatarUrl"`
-	Theme       string       `json:"theme"`
-	CustomCSS   *string      `json:"customCss"`
-	SocialLinks []SocialLink `json:"socialLinks"`
-	IsPublished bool         `json:"isPublished"`
-	Items       []Item       `json:"items"`
-	CreatedAt   string       `json:"createdAt"`
-	UpdatedAt   string       `json:"updatedAt"`
-}
+type Gallery = api.Gallery
 
 // SocialLink is an element of socialLinks.
-type SocialLink struct {
-	Platform string `json:"platform"`
-	URL      string `json:"url"`
-}
+type SocialLink = api.SocialLink
 
 // Item is a gallery item as the API returns it.
-type Item struct {
-	ID           string            `json:"id"`
-	Type         string            `json:"type"`
-	Title        *string           `json:"title"`
-	URL          *string           `json:"url"`
-	IconName     *string           `json:"iconName"`
-	ThumbnailURL *string           `json:"thumbnailUrl"`
-	EmbedType    *string           `json:"embedType"`
-	EmbedData    map[string]string `json:"embedData"`
-	Position     int               `json:"position"`
-	LinkID       *string           `json:"linkId"`
-	ShortURL     *string           `json:"shortUrl"`
-	CreatedAt    string            `json:"createdAt"`
-	UpdatedAt    string            `json:"updatedAt"`
-}
+type Item = api.GalleryItem
 
 // PublicItem is an item of the public view.
-type PublicItem struct {
-	Type         string            `json:"type"`
-	Title        *string           `json:"title"`
-	URL          *string           `json:"url"`
-	IconName     *string           `json:"iconName"`
-	ThumbnailURL *string           `json:"thumbnailUrl"`
-	EmbedType    *string           `json:"embedType"`
-	EmbedData    map[string]string `json:"embedData"`
-}
+type PublicItem = api.PublicGalleryItem
 
 // PublicGallery is GET /public/galleries/:domain/:slug's data.
-type PublicGallery struct {
-	Slug        string       `json:"slug"`
-	Domain      string       `json:"domain"`
-	URL         string       `json:"url"`
-	Title       *string      `json:"title"`
-	Bio         *string      `json:"bio"`
-	AvatarURL   *string      `json:"avatarUrl"`
-	Theme       string       `json:"theme"`
-	CustomCSS   *string      `json:"customCss"`
-	SocialLinks []SocialLink `json:"socialLinks"`
-	Items       []PublicItem `json:"items"`
-}
+type PublicGallery = api.PublicGallery
 
 // themes are the gallery themes (spec §2.5).
 var themes = []string{"default", "minimal", "gradient", "dark", "neon", "custom"}
@@ -136,7 +87,7 @@ func TestGallery(t *testing.T) {
 			"socialLinks": []obj{{"platform": "github", "url": "https://github.com/ada"}, {"platform": "x", "url": "https://x.com/ada"}}})
 		wantGallery(t, full, Gallery{ID: full.ID, Slug: fullSlug, Domain: domain, URL: tg.EdgeBase + "bio/" + fullSlug,
 			Title: ptr("Ada Lovelace"), Bio: ptr(strings.Repeat("b", 500)), AvatarURL: ptr("https://example.com/ada.png"), Theme: "dark",
-			SocialLinks: []SocialLink{{"github", "https://github.com/ada"}, {"x", "https://x.com/ada"}}, Items: []Item{}})
+			SocialLinks: []SocialLink{{Platform: "github", URL: "https://github.com/ada"}, {Platform: "x", URL: "https://x.com/ada"}}, Items: []Item{}})
 		// The bio's limit counts characters, not bytes.
 		accents := tg.createGallery(t, w.Key, obj{"slug": "bio-" + randomSlug(), "bio": strings.Repeat("é", 500)})
 		if deref(accents.Bio) != strings.Repeat("é", 500) {
@@ -236,7 +187,7 @@ func TestGallery(t *testing.T) {
 				"socialLinks": []obj{{"platform": "instagram", "url": "https://instagram.com/ada"}}})
 			p := decodeGallery(t, r.wantSuccess(t, http.StatusOK))
 			want := full
-			want.Title, want.Theme, want.Bio, want.SocialLinks = ptr("Countess"), "neon", nil, []SocialLink{{"instagram", "https://instagram.com/ada"}}
+			want.Title, want.Theme, want.Bio, want.SocialLinks = ptr("Countess"), "neon", nil, []SocialLink{{Platform: "instagram", URL: "https://instagram.com/ada"}}
 			want.UpdatedAt = p.UpdatedAt
 			wantGallery(t, p, want)
 			if got := tg.getGallery(t, w.Key, full.ID); !sameJSON(got, p) {
@@ -658,7 +609,7 @@ func TestGallery(t *testing.T) {
 				r.Data(t, &pv)
 				want := PublicGallery{Slug: slug, Domain: domain, URL: tg.EdgeBase + "bio/" + slug, Title: ptr("Grace"), Bio: ptr("Admiral"),
 					AvatarURL: ptr("https://example.com/g.png"), Theme: "custom", CustomCSS: ptr("body{background:#fee}"),
-					SocialLinks: []SocialLink{{"github", "https://github.com/grace"}},
+					SocialLinks: []SocialLink{{Platform: "github", URL: "https://github.com/grace"}},
 					Items: []PublicItem{
 						{Type: "link", Title: ptr("COBOL"), URL: link.ShortURL, IconName: ptr("book")},
 						{Type: "header", Title: ptr("Talks")},

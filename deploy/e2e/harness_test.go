@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"shortlink.dev/api"
 )
 
 // binary is the standalone `shortlink` binary, built once by TestMain in the
@@ -581,20 +583,12 @@ type Response struct {
 	members map[string]json.RawMessage
 }
 
-// Meta is the envelope's list metadata.
-type Meta struct {
-	Page    int  `json:"page"`
-	PerPage int  `json:"perPage"`
-	Total   int  `json:"total"`
-	HasMore bool `json:"hasMore"`
-}
+// Meta is the envelope's list metadata. It is a type of the suite's (on
+// api.Meta's fields), so that tests may write Meta{1, 20, 5, false}.
+type Meta api.Meta
 
-// ErrorBody is the envelope's error.
-type ErrorBody struct {
-	Code    string         `json:"code"`
-	Message string         `json:"message"`
-	Details map[string]any `json:"details"`
-}
+// ErrorBody is the envelope's error, with the suite's accessors.
+type ErrorBody struct{ api.Error }
 
 // Fields is details.fields: each offending input field and its message.
 func (e ErrorBody) Fields() map[string]any {

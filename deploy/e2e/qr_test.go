@@ -28,6 +28,8 @@ import (
 
 	"github.com/makiuchi-d/gozxing"
 	"github.com/makiuchi-d/gozxing/qrcode"
+
+	"shortlink.dev/api"
 )
 
 // qrFields are the members of a saved QR code (CONTRACT §7).
@@ -39,29 +41,10 @@ var qrFields = []string{
 var qrIDRE = regexp.MustCompile(`^qr_[A-Za-z0-9_-]+$`)
 
 // QRCode is a saved QR code.
-type QRCode struct {
-	ID              string  `json:"id"`
-	Name            string  `json:"name"`
-	URL             string  `json:"url"`
-	LinkID          *string `json:"linkId"`
-	Size            int     `json:"size"`
-	ForegroundColor string  `json:"foregroundColor"`
-	BackgroundColor string  `json:"backgroundColor"`
-	CornerRadius    int     `json:"cornerRadius"`
-	ErrorCorrection string  `json:"errorCorrection"`
-	ScanCount       int64   `json:"scanCount"`
-	CreatedAt       string  `json:"createdAt"`
-	UpdatedAt       string  `json:"updatedAt"`
-}
+type QRCode = api.QRCode
 
 // generated is POST /qr/generate's data for format png.
-type generated struct {
-	SVG     string `json:"svg"`
-	Format  string `json:"format"`
-	Size    int    `json:"size"`
-	URL     string `json:"url"`
-	DataURL string `json:"dataUrl"`
-}
+type generated = api.QRGenerated
 
 var (
 	black = color.RGBA{0, 0, 0, 255}

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"shortlink.dev/api"
 )
 
 // fastRetries is the retry schedule of the tests: 5 retries, 300 ms apart.
@@ -39,33 +41,10 @@ var (
 
 // Webhook is a webhook as the API answers it; Secret is set only by create
 // and rotate-secret.
-type Webhook struct {
-	ID                  string   `json:"id"`
-	Name                string   `json:"name"`
-	URL                 string   `json:"url"`
-	Events              []string `json:"events"`
-	Secret              string   `json:"secret"`
-	IsActive            bool     `json:"isActive"`
-	ConsecutiveFailures int      `json:"consecutiveFailures"`
-	CreatedAt           string   `json:"createdAt"`
-	UpdatedAt           string   `json:"updatedAt"`
-}
+type Webhook = api.Webhook
 
 // Delivery is a delivery of a message to a webhook.
-type Delivery struct {
-	ID             string  `json:"id"`
-	MessageID      string  `json:"messageId"`
-	Event          string  `json:"event"`
-	Status         string  `json:"status"`
-	Attempts       int     `json:"attempts"`
-	ResponseStatus *int    `json:"responseStatus"`
-	ResponseTimeMs *int    `json:"responseTimeMs"`
-	ResponseBody   *string `json:"responseBody"`
-	Error          *string `json:"error"`
-	CreatedAt      string  `json:"createdAt"`
-	LastAttemptAt  *string `json:"lastAttemptAt"`
-	NextAttemptAt  *string `json:"nextAttemptAt"`
-}
+type Delivery = api.Delivery
 
 func TestWebhooks(t *testing.T) {
 	needBinary(t)
@@ -1088,7 +1067,7 @@ func deliveryFromMap(t testing.TB, r *Response, m map[string]json.RawMessage) De
 		t.Fatalf("%s: status %q, want pending, success or failed", r, d.Status)
 	}
 	wantTime(t, "createdAt", d.CreatedAt)
-	for name, v := range map[string]*string{"lastAttemptAt": d.LastAttemptAt, "nextAttemptAt": d.NextAttemptAt} {
+	for name, v := range map[string]*time.Time{"lastAttemptAt": d.LastAttemptAt, "nextAttemptAt": d.NextAttemptAt} {
 		if v != nil {
 			wantTime(t, name, *v)
 		}
@@ -1152,19 +1131,13 @@ func wantLinkRecord(t testing.TB, what string, data map[string]json.RawMessage, 
 	}
 }
 
-// sameTimes writes a link's times alike (RFC 3339 with as many fractional
-// digits as they have), so that records written by different encoders compare.
+// sameTimes puts a link's times in UTC, so that records written by
+// different encoders compare (diffLinks encodes them again alike).
 func sameTimes(l Link) Link {
-	norm := func(s string) string {
-		if tm, err := time.Parse(time.RFC3339Nano, s); err == nil {
-			return tm.UTC().Format(time.RFC3339Nano)
-		}
-		return s
-	}
-	l.CreatedAt, l.UpdatedAt = norm(l.CreatedAt), norm(l.UpdatedAt)
-	for _, p := range []**string{&l.ExpiresAt, &l.LastClickedAt} {
+	l.CreatedAt, l.UpdatedAt = l.CreatedAt.UTC(), l.UpdatedAt.UTC()
+	for _, p := range []**time.Time{&l.ExpiresAt, &l.LastClickedAt} {
 		if *p != nil {
-			v := norm(**p)
+			v := (**p).UTC()
 			*p = &v
 		}
 	}

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	wire "shortlink.dev/api"
 )
 
 // NewKey returns an API key value of the shape CONTRACT §3 fixes ("sl_" and
@@ -43,25 +45,11 @@ func New(base, key string) *Client {
 	return &Client{Base: base, Key: key, HTTP: &http.Client{Timeout: 60 * time.Second}}
 }
 
-// Link is the part of a link record the benchmarks read.
-type Link struct {
-	ID         string `json:"id"`
-	ShortURL   string `json:"shortUrl"`
-	Slug       string `json:"slug"`
-	Domain     string `json:"domain"`
-	ClickCount int64  `json:"clickCount"`
-}
+// Link is a link record as the API shows it.
+type Link = wire.Link
 
-// Stats is the part of a link's statistics the benchmarks read.
-type Stats struct {
-	TotalClicks  int64 `json:"totalClicks"`
-	UniqueClicks int64 `json:"uniqueClicks"`
-	ByCountry    []any `json:"byCountry"`
-	ByDevice     []any `json:"byDevice"`
-	ByBrowser    []any `json:"byBrowser"`
-	ByReferrer   []any `json:"byReferrer"`
-	OverTime     []any `json:"overTime"`
-}
+// Stats are a link's statistics as the API shows them.
+type Stats = wire.Stats
 
 // CreateLink creates a link on the default domain.
 func (c *Client) CreateLink(ctx context.Context, slug, destination string) (Link, error) {

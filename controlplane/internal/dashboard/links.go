@@ -12,12 +12,12 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"shortlink.dev/controlplane/internal/links"
+	"shortlink.dev/api"
 )
 
 // linkList is the data of the links page.
 type linkList struct {
-	Links    []links.Record
+	Links    []api.Link
 	Meta     listMeta
 	Search   string
 	Tag      string
@@ -82,7 +82,7 @@ type linkForm struct {
 // geoRows is how many empty country rows the form offers.
 const geoRows = 3
 
-func formOfRecord(l *links.Record) *linkForm {
+func formOfRecord(l *api.Link) *linkForm {
 	f := &linkForm{ID: l.ID, ShortURL: l.ShortURL, DestinationURL: l.DestinationURL, Slug: l.Slug, Domain: l.Domain,
 		Title: str(l.Title), Description: str(l.Description), Tags: strings.Join(l.Tags, ", "), HasPassword: l.HasPassword,
 		ExpiredURL: str(l.ExpiredURL), IOSURL: str(l.IOSURL), AndroidURL: str(l.AndroidURL),
@@ -258,7 +258,7 @@ func (d *Dashboard) createLink(w http.ResponseWriter, r *http.Request) {
 	if fp != nil {
 		problem = &apiError{Status: 400, Code: "VALIDATION_ERROR", Message: fp.field + ": " + fp.msg, Fields: map[string]string{fp.field: fp.msg}}
 	} else {
-		var l links.Record
+		var l api.Link
 		if problem = d.call(r, "POST", "/links", body).into(&l); problem == nil {
 			http.Redirect(w, r, "/links/"+l.ID+"?done=created", http.StatusSeeOther)
 			return
@@ -269,8 +269,8 @@ func (d *Dashboard) createLink(w http.ResponseWriter, r *http.Request) {
 }
 
 // getLink reads the link of the request's {id}.
-func (d *Dashboard) getLink(r *http.Request) (*links.Record, *apiError) {
-	var l links.Record
+func (d *Dashboard) getLink(r *http.Request) (*api.Link, *apiError) {
+	var l api.Link
 	if err := d.call(r, "GET", "/links/"+url.PathEscape(chi.URLParam(r, "id")), nil).into(&l); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"shortlink.dev/controlplane/internal/billing"
+	"shortlink.dev/controlplane/internal/convert"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/workspace"
 )
@@ -52,7 +53,7 @@ func (a *API) checkout(w http.ResponseWriter, r *http.Request, in billing.Checko
 		a.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, sess)
+	writeJSON(w, http.StatusOK, convert.CheckoutSession(sess))
 }
 
 // decodeOptionalJSON is decodeJSON for a body that may also be absent (or

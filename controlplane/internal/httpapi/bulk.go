@@ -7,21 +7,13 @@ import (
 	"net/http"
 	"strconv"
 
+	"shortlink.dev/api"
 	"shortlink.dev/controlplane/internal/links"
 	"shortlink.dev/shared/fault"
 )
 
 // maxBulkLinks is the most links one POST /links/bulk creates (Dub's limit).
 const maxBulkLinks = 100
-
-// bulkResult is one item of POST /links/bulk's answer: the item's own
-// envelope, with the created link, or with the error it would have got
-// from POST /links.
-type bulkResult struct {
-	Success bool          `json:"success"`
-	Data    *links.Record `json:"data,omitempty"`
-	Error   *errorBody    `json:"error,omitempty"`
-}
 
 // createLinksBulk answers POST /links/bulk (CONTRACT §13): a JSON array of
 // 1–100 bodies of POST /links, created one after the other through the same
@@ -48,7 +40,7 @@ func (a *API) createLinksBulk(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	p := principalOf(ctx)
-	out := make([]bulkResult, len(items))
+	out := make([]api.BulkItem, len(items))
 	for i, raw := range items {
 		var in links.Input
 		if err := decodeObject(raw, &in); err != nil {
@@ -61,7 +53,7 @@ func (a *API) createLinksBulk(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		rec := a.linkJSON(l)
-		out[i] = bulkResult{Success: true, Data: &rec}
+		out[i] = api.BulkItem{Success: true, Data: &rec}
 	}
 	writeData(w, http.StatusOK, out)
 }
@@ -85,7 +77,7 @@ func decodeBulk(body []byte) ([]json.RawMessage, error) {
 // write it: an error without a code of ours is logged and shown as
 // INTERNAL_ERROR, or SERVICE_UNAVAILABLE when the database could not be
 // reached (the item was not created; send it again later).
-func (a *API) bulkError(r *http.Request, item int, err error) bulkResult {
+func (a *API) bulkError(r *http.Request, item int, err error) api.BulkItem {
 	e, ok := fault.As(err)
 	if !ok || e.Code.Status() >= 500 {
 		a.log.ErrorContext(r.Context(), "server error", "request_id", requestID(r.Context()),
@@ -96,5 +88,5 @@ func (a *API) bulkError(r *http.Request, item int, err error) bulkResult {
 	if len(e.Fields) > 0 {
 		details["fields"] = e.Fields
 	}
-	return bulkResult{Error: &errorBody{Code: e.Code, Message: e.Message, Details: details}}
+	return api.BulkItem{Error: &api.Error{Code: string(e.Code), Message: e.Message, Details: details}}
 }

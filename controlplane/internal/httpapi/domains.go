@@ -5,37 +5,12 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"shortlink.dev/api"
+	"shortlink.dev/controlplane/internal/convert"
 	"shortlink.dev/controlplane/internal/domains"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/fault"
 )
-
-// domainJSON is a custom domain (CONTRACT §10).
-type domainJSON struct {
-	ID           string           `json:"id"`
-	Name         string           `json:"name"`
-	Verified     bool             `json:"verified"`
-	VerifiedAt   *apiTime         `json:"verifiedAt"`
-	Verification verificationJSON `json:"verification"`
-	CreatedAt    apiTime          `json:"createdAt"`
-}
-
-// verificationJSON is the TXT record that proves ownership of a domain, and
-// why the latest check failed (null before a failed check and once verified).
-type verificationJSON struct {
-	Type      string  `json:"type"`
-	Name      string  `json:"name"`
-	Value     string  `json:"value"`
-	LastError *string `json:"lastError"`
-}
-
-func domainOut(d *domain.Domain) domainJSON {
-	return domainJSON{
-		ID: d.ID, Name: d.Name, Verified: d.Verified, VerifiedAt: timeOrNil(d.VerifiedAt),
-		Verification: verificationJSON{Type: "TXT", Name: d.RecordName(), Value: d.RecordValue(), LastError: d.LastError},
-		CreatedAt:    apiTime(d.CreatedAt),
-	}
-}
 
 func (a *API) createDomain(w http.ResponseWriter, r *http.Request) {
 	var in domains.Input
@@ -60,9 +35,9 @@ func (a *API) listDomains(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
-	out := make([]domainJSON, len(list))
+	out := make([]api.Domain, len(list))
 	for i, d := range list {
-		out[i] = domainOut(d)
+		out[i] = convert.Domain(d)
 	}
 	writeList(w, out, p, total)
 }
@@ -90,5 +65,5 @@ func (a *API) writeDomain(w http.ResponseWriter, r *http.Request, status int, d 
 		a.writeError(w, r, err)
 		return
 	}
-	writeData(w, status, domainOut(d))
+	writeData(w, status, convert.Domain(d))
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"shortlink.dev/api"
+	"shortlink.dev/controlplane/internal/convert"
 	"shortlink.dev/controlplane/internal/galleries"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/gallery"
@@ -13,69 +15,9 @@ import (
 	"shortlink.dev/shared/workspace"
 )
 
-// galleryJSON is a gallery with its items (spec §2.5, CONTRACT §8).
-type galleryJSON struct {
-	ID          string               `json:"id"`
-	Slug        string               `json:"slug"`
-	Domain      string               `json:"domain"`
-	URL         string               `json:"url"`
-	Title       *string              `json:"title"`
-	Bio         *string              `json:"bio"`
-	AvatarURL   *string              `json:"avatarUrl"`
-	Theme       gallery.Theme        `json:"theme"`
-	CustomCSS   *string              `json:"customCss"`
-	SocialLinks []gallery.SocialLink `json:"socialLinks"`
-	IsPublished bool                 `json:"isPublished"`
-	Items       []itemJSON           `json:"items"`
-	CreatedAt   apiTime              `json:"createdAt"`
-	UpdatedAt   apiTime              `json:"updatedAt"`
-}
-
-// itemJSON is a gallery item. linkId and shortUrl name the short link a
-// link item's clicks go through.
-type itemJSON struct {
-	ID           string            `json:"id"`
-	Type         gallery.ItemType  `json:"type"`
-	Title        *string           `json:"title"`
-	URL          *string           `json:"url"`
-	IconName     *string           `json:"iconName"`
-	ThumbnailURL *string           `json:"thumbnailUrl"`
-	EmbedType    *string           `json:"embedType"`
-	EmbedData    map[string]string `json:"embedData"`
-	Position     int               `json:"position"`
-	LinkID       *string           `json:"linkId"`
-	ShortURL     *string           `json:"shortUrl"`
-	CreatedAt    apiTime           `json:"createdAt"`
-	UpdatedAt    apiTime           `json:"updatedAt"`
-}
-
-func (a *API) galleryJSON(g *gallery.Gallery) galleryJSON {
-	out := galleryJSON{
-		ID: g.ID, Slug: g.Slug, Domain: g.Domain, URL: a.galleries.PageURL(g), Title: g.Title, Bio: g.Bio,
-		AvatarURL: g.AvatarURL, Theme: g.Theme, CustomCSS: g.CustomCSS, SocialLinks: g.SocialLinks,
-		IsPublished: g.IsPublished, Items: make([]itemJSON, len(g.Items)),
-		CreatedAt: apiTime(g.CreatedAt), UpdatedAt: apiTime(g.UpdatedAt),
-	}
-	if out.SocialLinks == nil {
-		out.SocialLinks = []gallery.SocialLink{}
-	}
-	for i, it := range g.Items {
-		out.Items[i] = a.itemJSON(it)
-	}
-	return out
-}
-
-func (a *API) itemJSON(it *gallery.Item) itemJSON {
-	out := itemJSON{
-		ID: it.ID, Type: it.Type, Title: it.Title, URL: it.URL, IconName: it.IconName, ThumbnailURL: it.ThumbnailURL,
-		EmbedType: it.EmbedType, EmbedData: it.EmbedData, Position: it.Position, LinkID: it.LinkID,
-		CreatedAt: apiTime(it.CreatedAt), UpdatedAt: apiTime(it.UpdatedAt),
-	}
-	if it.LinkID != nil && it.LinkSlug != "" {
-		u := a.cfg.ShortURL(it.LinkDomain, it.LinkSlug)
-		out.ShortURL = &u
-	}
-	return out
+// galleryJSON is the API's view of a gallery with its items.
+func (a *API) galleryJSON(g *gallery.Gallery) api.Gallery {
+	return convert.Gallery(g, a.galleries.PageURL(g), a.cfg.ShortURL)
 }
 
 func (a *API) createGallery(w http.ResponseWriter, r *http.Request) {
@@ -102,7 +44,7 @@ func (a *API) listGalleries(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
-	out := make([]galleryJSON, len(list))
+	out := make([]api.Gallery, len(list))
 	for i, g := range list {
 		out[i] = a.galleryJSON(g)
 	}
@@ -209,7 +151,7 @@ func (a *API) publicGallery(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, p)
+	writeData(w, http.StatusOK, convert.PublicGallery(p))
 }
 
 // actorOf is the gallery service's view of the request's key.
@@ -231,5 +173,5 @@ func (a *API) writeItem(w http.ResponseWriter, r *http.Request, status int, it *
 		a.writeError(w, r, err)
 		return
 	}
-	writeData(w, status, a.itemJSON(it))
+	writeData(w, status, convert.GalleryItem(it, a.cfg.ShortURL))
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"shortlink.dev/controlplane/internal/services"
+	"shortlink.dev/api"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/sqlstore"
 	"shortlink.dev/shared/stats"
@@ -48,7 +49,7 @@ func decodeEnvelope(t *testing.T, body []byte) envelope {
 	t.Helper()
 	var env struct {
 		envelope
-		Error *errorBody `json:"error"`
+		Error *api.Error `json:"error"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
 		t.Fatalf("body is not the envelope: %v\n%s", err, body)

@@ -6,18 +6,10 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"shortlink.dev/controlplane/internal/keys"
+	"shortlink.dev/api"
+	"shortlink.dev/controlplane/internal/convert"
 	"shortlink.dev/shared/fault"
-	"shortlink.dev/shared/workspace"
 )
-
-// keyJSON is an API key as listed; the value is never shown again.
-type keyJSON struct {
-	ID          string                 `json:"id"`
-	Name        string                 `json:"name"`
-	Key         string                 `json:"key,omitempty"`
-	Permissions []workspace.Permission `json:"permissions"`
-	CreatedAt   apiTime                `json:"createdAt"`
-}
 
 func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
 	var fe fault.FieldErrors
@@ -31,9 +23,9 @@ func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
-	out := make([]keyJSON, len(keys))
+	out := make([]api.APIKey, len(keys))
 	for i, k := range keys {
-		out[i] = keyJSON{ID: k.ID, Name: k.Name, Permissions: k.Permissions, CreatedAt: apiTime(k.CreatedAt)}
+		out[i] = convert.APIKey(k, "")
 	}
 	writeList(w, out, p, total)
 }
@@ -52,7 +44,7 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusCreated, keyJSON{ID: k.ID, Name: k.Name, Key: value, Permissions: k.Permissions, CreatedAt: apiTime(k.CreatedAt)})
+	writeData(w, http.StatusCreated, convert.APIKey(k, value))
 }
 
 // deleteKey revokes a key of the caller's workspace, under the rule of

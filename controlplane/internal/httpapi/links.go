@@ -10,13 +10,15 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"shortlink.dev/api"
+	"shortlink.dev/controlplane/internal/convert"
 	"shortlink.dev/controlplane/internal/links"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/link"
 )
 
-func (a *API) linkJSON(l *link.Link) links.Record {
-	return links.RecordOf(l, a.cfg)
+func (a *API) linkJSON(l *link.Link) api.Link {
+	return convert.Link(l, a.cfg)
 }
 
 func (a *API) createLink(w http.ResponseWriter, r *http.Request) {
@@ -105,7 +107,7 @@ func (a *API) listLinks(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
-	out := make([]links.Record, len(list))
+	out := make([]api.Link, len(list))
 	for i, l := range list {
 		out[i] = a.linkJSON(l)
 	}

@@ -1,49 +1,16 @@
 package httpapi
 
 import (
-	"encoding/base64"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
 
+	"shortlink.dev/api"
+	"shortlink.dev/controlplane/internal/convert"
 	"shortlink.dev/controlplane/internal/qrcodes"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/qrcode"
 )
-
-// qrJSON is a saved QR code (spec §2.4, CONTRACT §7).
-type qrJSON struct {
-	ID              string  `json:"id"`
-	Name            string  `json:"name"`
-	URL             string  `json:"url"`
-	LinkID          *string `json:"linkId"`
-	Size            int     `json:"size"`
-	ForegroundColor string  `json:"foregroundColor"`
-	BackgroundColor string  `json:"backgroundColor"`
-	CornerRadius    int     `json:"cornerRadius"`
-	ErrorCorrection string  `json:"errorCorrection"`
-	ScanCount       int64   `json:"scanCount"`
-	CreatedAt       apiTime `json:"createdAt"`
-	UpdatedAt       apiTime `json:"updatedAt"`
-}
-
-func (a *API) qrJSON(c *qrcode.Code) qrJSON {
-	return qrJSON{
-		ID: c.ID, Name: c.Name, URL: a.qr.URL(c), LinkID: c.LinkID, Size: c.Size,
-		ForegroundColor: c.ForegroundColor, BackgroundColor: c.BackgroundColor, CornerRadius: c.CornerRadius,
-		ErrorCorrection: c.ErrorCorrection, ScanCount: c.ScanCount, CreatedAt: apiTime(c.CreatedAt), UpdatedAt: apiTime(c.UpdatedAt),
-	}
-}
-
-// generatedPNG is the answer of POST /qr/generate with format png: the
-// spec's envelope data plus dataUrl (CONTRACT §7).
-type generatedPNG struct {
-	SVG     string `json:"svg"`
-	Format  string `json:"format"`
-	Size    int    `json:"size"`
-	URL     string `json:"url"`
-	DataURL string `json:"dataUrl"`
-}
 
 // generateQR answers POST /qr/generate, public: the raw SVG by default, the
 // envelope with the PNG as a data URL for format png.
@@ -62,10 +29,7 @@ func (a *API) generateQR(w http.ResponseWriter, r *http.Request) {
 		writeImage(w, img, "")
 		return
 	}
-	writeData(w, http.StatusOK, generatedPNG{
-		SVG: string(img.SVG), Format: img.Format, Size: img.Options.Size, URL: img.Options.URL,
-		DataURL: "data:image/png;base64," + base64.StdEncoding.EncodeToString(img.PNG),
-	})
+	writeData(w, http.StatusOK, convert.QRGenerated(img))
 }
 
 // writeImage writes the image's bytes in its format, as an attachment named
@@ -85,6 +49,11 @@ func writeImage(w http.ResponseWriter, img *qrcodes.Image, filename string) {
 	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
+}
+
+// qrJSON is the API's view of a saved code.
+func (a *API) qrJSON(c *qrcode.Code) api.QRCode {
+	return convert.QRCode(c, a.qr.URL(c))
 }
 
 func (a *API) createQR(w http.ResponseWriter, r *http.Request) {
@@ -115,7 +84,7 @@ func (a *API) listQR(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
-	out := make([]qrJSON, len(list))
+	out := make([]api.QRCode, len(list))
 	for i, c := range list {
 		out[i] = a.qrJSON(c)
 	}

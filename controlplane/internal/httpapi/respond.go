@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"time"
 
+	"shortlink.dev/api"
 	"shortlink.dev/shared/fault"
 )
 
@@ -13,21 +13,8 @@ import (
 type envelope struct {
 	Success bool       `json:"success"`
 	Data    any        `json:"data,omitempty"`
-	Meta    *listMeta  `json:"meta,omitempty"`
-	Error   *errorBody `json:"error,omitempty"`
-}
-
-type listMeta struct {
-	Page    int  `json:"page"`
-	PerPage int  `json:"perPage"`
-	Total   int  `json:"total"`
-	HasMore bool `json:"hasMore"`
-}
-
-type errorBody struct {
-	Code    fault.Code     `json:"code"`
-	Message string         `json:"message"`
-	Details map[string]any `json:"details"`
+	Meta    *api.Meta  `json:"meta,omitempty"`
+	Error   *api.Error `json:"error,omitempty"`
 }
 
 // writeJSON writes v as the body with the status.
@@ -46,7 +33,7 @@ func writeData(w http.ResponseWriter, status int, data any) {
 
 // writeList writes a success envelope around one page of a list.
 func writeList(w http.ResponseWriter, data any, p page, total int) {
-	writeJSON(w, http.StatusOK, envelope{Success: true, Data: data, Meta: &listMeta{
+	writeJSON(w, http.StatusOK, envelope{Success: true, Data: data, Meta: &api.Meta{
 		Page: p.Page, PerPage: p.PerPage, Total: total, HasMore: p.Page*p.PerPage < total,
 	}})
 }
@@ -70,7 +57,7 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if len(e.Fields) > 0 {
 		details["fields"] = e.Fields
 	}
-	writeJSON(w, e.Code.Status(), envelope{Error: &errorBody{Code: e.Code, Message: e.Message, Details: details}})
+	writeJSON(w, e.Code.Status(), envelope{Error: &api.Error{Code: string(e.Code), Message: e.Message, Details: details}})
 }
 
 // publicError is the error a client is shown for err: its own when it
@@ -87,20 +74,4 @@ func publicError(r *http.Request, err error) *fault.Error {
 			fault.RetryAfterSeconds, requestID(r.Context()))
 	}
 	return fault.New(fault.Internal, "internal error; quote request id %s when you report it", requestID(r.Context()))
-}
-
-// apiTime is a time in RFC 3339, UTC (CONTRACT §2).
-type apiTime time.Time
-
-// MarshalJSON implements json.Marshaler.
-func (t apiTime) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + time.Time(t).UTC().Format(time.RFC3339Nano) + `"`), nil
-}
-
-func timeOrNil(t *time.Time) *apiTime {
-	if t == nil {
-		return nil
-	}
-	v := apiTime(*t)
-	return &v
 }

@@ -2,31 +2,9 @@ package httpapi
 
 import (
 	"net/http"
-)
 
-type usageJSON struct {
-	Plan   string `json:"plan"`
-	Period struct {
-		Start apiTime `json:"start"`
-		End   apiTime `json:"end"`
-	} `json:"period"`
-	Links struct {
-		Used  int  `json:"used"`
-		Limit *int `json:"limit"`
-	} `json:"links"`
-	Clicks struct {
-		ThisPeriod int64 `json:"thisPeriod"`
-	} `json:"clicks"`
-	Domains   int `json:"domains"`
-	QRCodes   int `json:"qrCodes"`
-	Galleries int `json:"galleries"`
-	Webhooks  int `json:"webhooks"`
-	RateLimit struct {
-		Limit     int   `json:"limit"`
-		Remaining int   `json:"remaining"`
-		Reset     int64 `json:"reset"`
-	} `json:"rateLimit"`
-}
+	"shortlink.dev/api"
+)
 
 // getUsage answers GET /usage (CONTRACT §10). The period is the calendar month, UTC.
 func (a *API) getUsage(w http.ResponseWriter, r *http.Request) {
@@ -36,9 +14,9 @@ func (a *API) getUsage(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
-	var u usageJSON
+	var u api.Usage
 	u.Plan = string(got.Plan)
-	u.Period.Start, u.Period.End = apiTime(got.Start), apiTime(got.End)
+	u.Period.Start, u.Period.End = got.Start, got.End
 	u.Links.Used, u.Links.Limit = got.Links, got.LinkLimit
 	u.Clicks.ThisPeriod = got.Clicks
 	u.Domains, u.QRCodes, u.Galleries, u.Webhooks = got.Domains, got.QRCodes, got.Galleries, got.Webhooks

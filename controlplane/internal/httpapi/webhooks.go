@@ -5,58 +5,12 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"shortlink.dev/api"
+	"shortlink.dev/controlplane/internal/convert"
 	"shortlink.dev/controlplane/internal/webhooks"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/webhook"
 )
-
-// webhookJSON is a webhook (spec §2.6); secret is set only in the answers
-// of create and rotate-secret.
-type webhookJSON struct {
-	ID                  string   `json:"id"`
-	Name                string   `json:"name"`
-	URL                 string   `json:"url"`
-	Events              []string `json:"events"`
-	Secret              *string  `json:"secret,omitempty"`
-	IsActive            bool     `json:"isActive"`
-	ConsecutiveFailures int      `json:"consecutiveFailures"`
-	CreatedAt           apiTime  `json:"createdAt"`
-	UpdatedAt           apiTime  `json:"updatedAt"`
-}
-
-func webhookOut(w *webhook.Webhook, withSecret bool) webhookJSON {
-	out := webhookJSON{ID: w.ID, Name: w.Name, URL: w.URL, Events: w.Events, IsActive: w.IsActive,
-		ConsecutiveFailures: w.ConsecutiveFailures, CreatedAt: apiTime(w.CreatedAt), UpdatedAt: apiTime(w.UpdatedAt)}
-	if withSecret {
-		out.Secret = &w.Secret
-	}
-	return out
-}
-
-// deliveryJSON is a delivery (CONTRACT §9), with the receiver's answer
-// (truncated) beside its status.
-type deliveryJSON struct {
-	ID             string   `json:"id"`
-	MessageID      string   `json:"messageId"`
-	Event          string   `json:"event"`
-	Status         string   `json:"status"`
-	Attempts       int      `json:"attempts"`
-	ResponseStatus *int     `json:"responseStatus"`
-	ResponseTimeMs *int     `json:"responseTimeMs"`
-	ResponseBody   *string  `json:"responseBody"`
-	Error          *string  `json:"error"`
-	CreatedAt      apiTime  `json:"createdAt"`
-	LastAttemptAt  *apiTime `json:"lastAttemptAt"`
-	NextAttemptAt  *apiTime `json:"nextAttemptAt"`
-}
-
-func deliveryOut(d *webhook.Delivery) deliveryJSON {
-	return deliveryJSON{
-		ID: d.ID, MessageID: d.MessageID, Event: d.Event, Status: string(d.Status), Attempts: d.Attempts,
-		ResponseStatus: d.ResponseStatus, ResponseTimeMs: d.ResponseTimeMs, ResponseBody: d.ResponseBody, Error: d.Error,
-		CreatedAt: apiTime(d.CreatedAt), LastAttemptAt: timeOrNil(d.LastAttemptAt), NextAttemptAt: timeOrNil(d.NextAttemptAt),
-	}
-}
 
 func (a *API) createWebhook(w http.ResponseWriter, r *http.Request) {
 	var in webhooks.Input
@@ -81,9 +35,9 @@ func (a *API) listWebhooks(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
-	out := make([]webhookJSON, len(list))
+	out := make([]api.Webhook, len(list))
 	for i, wh := range list {
-		out[i] = webhookOut(wh, false)
+		out[i] = convert.Webhook(wh, false)
 	}
 	writeList(w, out, p, total)
 }
@@ -122,7 +76,7 @@ func (a *API) testWebhook(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, deliveryOut(d))
+	writeData(w, http.StatusOK, convert.Delivery(d))
 }
 
 func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request) {
@@ -138,9 +92,9 @@ func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
-	out := make([]deliveryJSON, len(list))
+	out := make([]api.Delivery, len(list))
 	for i, d := range list {
-		out[i] = deliveryOut(d)
+		out[i] = convert.Delivery(d)
 	}
 	writeList(w, out, p, total)
 }
@@ -150,5 +104,5 @@ func (a *API) writeWebhook(w http.ResponseWriter, r *http.Request, status int, w
 		a.writeError(w, r, err)
 		return
 	}
-	writeData(w, status, webhookOut(wh, withSecret))
+	writeData(w, status, convert.Webhook(wh, withSecret))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/alexedwards/argon2id"
 
+	"shortlink.dev/controlplane/internal/convert"
 	"shortlink.dev/controlplane/internal/shortdomain"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
@@ -161,7 +162,7 @@ func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, linkID st
 		l.IsArchived = in.IsArchived.V
 	}
 	l.UpdatedAt = s.now()
-	wctx, err := s.withEvent(ctx, ws, webhook.EventLinkUpdated, RecordOf(l, s.Config))
+	wctx, err := s.withEvent(ctx, ws, webhook.EventLinkUpdated, convert.Link(l, s.Config))
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +184,7 @@ func (s *Service) Archive(ctx context.Context, ws *workspace.Workspace, linkID s
 	}
 	l.IsArchived = true
 	l.UpdatedAt = s.now()
-	wctx, err := s.withEvent(ctx, ws, webhook.EventLinkDeleted, RecordOf(l, s.Config))
+	wctx, err := s.withEvent(ctx, ws, webhook.EventLinkDeleted, convert.Link(l, s.Config))
 	if err != nil {
 		return nil, err
 	}

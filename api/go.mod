@@ -1,0 +1,3 @@
+module shortlink.dev/api
+
+go 1.26.0
