@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"shortlink.dev/controlplane/internal/services"
 	"shortlink.dev/api"
+	"shortlink.dev/controlplane/internal/services"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/sqlstore"
 	"shortlink.dev/shared/stats"

@@ -5,9 +5,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"shortlink.dev/controlplane/internal/keys"
 	"shortlink.dev/api"
 	"shortlink.dev/controlplane/internal/convert"
+	"shortlink.dev/controlplane/internal/keys"
 	"shortlink.dev/shared/fault"
 )
 
