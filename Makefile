@@ -19,17 +19,18 @@ STRIPE_MOCK_VERSION := v0.203.0
 
 all: build
 
-## build: every binary into bin/
+## build: every binary into bin/: shortlink, controlplane, edge and analytics
+## (their mains are in deploy/cmd/, wired by deploy/app)
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/shortlink ./deploy/standalone
-	$(GO) build -o $(BIN)/controlplane ./controlplane/cmd/controlplane
-	$(GO) build -o $(BIN)/edge ./edge/cmd/edge
-	$(GO) build -o $(BIN)/analytics ./analytics/cmd/analytics
+	$(GO) build -o $(BIN)/ ./deploy/cmd/...
 
 ## run: the standalone server on SQLite under ./data (no other service needed);
-## it uses data/geoip.mmdb for countries when `make geoip` has fetched it
-run: build
+## it uses data/geoip.mmdb for countries when `make geoip` has fetched it.
+## It builds bin/shortlink alone: the split binaries wait for `make build`.
+run:
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/shortlink ./deploy/cmd/shortlink
 	@if [ -z "$$SHORTLINK_GEOIP_DB" ] && [ -f data/geoip.mmdb ]; then export SHORTLINK_GEOIP_DB=data/geoip.mmdb; fi; \
 	./$(BIN)/shortlink serve
 

@@ -1,5 +1,7 @@
 // Package cli is the command line shared by the `controlplane` binary and the
-// standalone `shortlink` binary: `serve` and `admin …`.
+// standalone `shortlink` binary: `serve` and `admin …`, and the API client
+// commands. What serve starts is the binary's (Program.Serve, wired in
+// deploy/app).
 package cli
 
 import (
@@ -7,56 +9,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
-	"os/signal"
-	"sync"
-	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-
 	"shortlink.dev/controlplane/admin"
-	"shortlink.dev/controlplane/internal/webhooks"
-	"shortlink.dev/controlplane/server"
-	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/sqlstore"
-	"shortlink.dev/shared/stats"
 )
 
 // Program describes a binary: its name, whether it serves without a command,
-// and the other planes it runs beside the API.
+// and how it serves.
 type Program struct {
 	Name string
 	// ServeByDefault runs serve when no command is given.
 	ServeByDefault bool
-	// Planes, when set, starts the planes that run in the same process.
-	Planes func(ctx context.Context, env Env) (*Planes, error)
-}
-
-// Env is what the planes of one process share.
-type Env struct {
-	Config   *config.Config
-	Store    *sqlstore.Store
-	Logger   *slog.Logger
-	Registry *prometheus.Registry
-}
-
-// Planes are the edge and analytics planes running beside the API.
-type Planes struct {
-	// Changes carries link changes to the edges: the control plane's relay
-	// publishes on it what the API's writes stored in the change outbox.
-	Changes bus.LinkChanges
-	// Stats answers link statistics.
-	Stats stats.Reader
-	// Banner lines are printed after the API's.
-	Banner []string
-	// Stop stops the planes gracefully: requests in flight finish and buffered
-	// clicks are stored. It runs before the API stops.
-	Stop func(ctx context.Context) error
+	// Serve runs the server until SIGINT or SIGTERM (deploy/app puts the
+	// planes of the binary together); the banner goes to stdout, the log to
+	// stderr.
+	Serve func(ctx context.Context, stdout, stderr io.Writer) error
 }
 
 func (p Program) usage() string {
@@ -78,7 +49,10 @@ func Main(ctx context.Context, p Program, args []string, stdout, stderr io.Write
 		if len(args) > 1 {
 			return fmt.Errorf("serve takes no arguments; settings come from SHORTLINK_* variables\n%s", p.usage())
 		}
-		return serve(ctx, p, stdout, stderr)
+		if p.Serve == nil {
+			return fmt.Errorf("%s cannot serve\n%s", p.Name, p.usage())
+		}
+		return p.Serve(ctx, stdout, stderr)
 	case "admin":
 		cfg, err := config.Load(nil)
 		if err != nil {
@@ -109,118 +83,6 @@ func Main(ctx context.Context, p Program, args []string, stdout, stderr io.Write
 		return nil
 	}
 	return errors.New(p.usage())
-}
-
-func serve(ctx context.Context, p Program, stdout, stderr io.Writer) error {
-	cfg, err := config.Load(nil)
-	if err != nil {
-		return err
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	st, err := sqlstore.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	key, err := admin.Bootstrap(ctx, st, cfg)
-	if err != nil {
-		return err
-	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	limiter, closeLimiter, err := server.NewLimiter(ctx, cfg.RedisURL)
-	if err != nil {
-		return err
-	}
-	defer closeLimiter()
-	dispatcher, err := webhooks.FromConfig(cfg, st, log, reg)
-	if err != nil {
-		return err
-	}
-	st.OnEnqueue(dispatcher.Notify)
-	dctx, stopDispatcher := context.WithCancel(context.Background())
-	dispatched := make(chan struct{})
-	go func() {
-		defer close(dispatched)
-		dispatcher.Run(dctx)
-	}()
-	// Deliveries in flight finish; the rest wait in the outbox for the next start.
-	defer func() { stopDispatcher(); <-dispatched }()
-	opts := server.Options{Config: cfg, Store: st, Limiter: limiter, Logger: log, Registry: reg, Dispatcher: dispatcher}
-	planes := &Planes{}
-	if p.Planes != nil {
-		if planes, err = p.Planes(ctx, Env{Config: cfg, Store: st, Logger: log, Registry: reg}); err != nil {
-			return err
-		}
-		opts.Stats = planes.Stats
-	}
-	endRelay := func() {}
-	if planes.Changes != nil {
-		// One relay per control plane publishes the change outbox: the
-		// changes this process stores (woken after each commit) and, by
-		// polling, those a crashed process or another control plane left.
-		relay := bus.NewRelay(st, planes.Changes, bus.RelayOptions{Logger: log})
-		st.OnChange(relay.Wake)
-		registerBacklog(reg, relay, log)
-		rctx, stopRelay := context.WithCancel(context.Background())
-		relayed := make(chan struct{})
-		go func() {
-			defer close(relayed)
-			relay.Run(rctx)
-		}()
-		// Before the planes stop (their bus with them); what is left waits
-		// in the outbox for the next start or another control plane.
-		var once sync.Once
-		endRelay = func() { once.Do(func() { stopRelay(); <-relayed }) }
-		defer endRelay()
-		opts.Relay = relay
-	}
-	stopPlanes := func() {
-		endRelay()
-		if planes.Stop == nil {
-			return
-		}
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := planes.Stop(sctx); err != nil {
-			log.Error("stopping planes", "err", err)
-		}
-	}
-	srv, err := server.Listen(opts)
-	if err != nil {
-		stopPlanes()
-		return fmt.Errorf("cannot listen on SHORTLINK_API_ADDR=%s: %w", cfg.APIAddr, err)
-	}
-
-	fmt.Fprintf(stdout, "%s is running\n", p.Name)
-	fmt.Fprintf(stdout, "  API:         http://%s/api/v1\n", srv.Addr())
-	fmt.Fprintf(stdout, "  Short links: %s://%s/\n", cfg.ShortURLScheme, cfg.DefaultDomain)
-	for _, line := range planes.Banner {
-		fmt.Fprintf(stdout, "  %s\n", line)
-	}
-	if key != "" {
-		fmt.Fprintf(stdout, "  API key:     %s\n", key)
-		fmt.Fprintln(stdout, "               (all permissions; shown only this once: keep it somewhere safe)")
-	}
-	if f, ok := stdout.(*os.File); ok {
-		f.Sync()
-	}
-
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve() }()
-	select {
-	case err := <-errc:
-		stopPlanes()
-		return err
-	case <-ctx.Done():
-	}
-	log.Info("shutting down: finishing requests in flight and storing buffered clicks")
-	stopPlanes()
-	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	return srv.Shutdown(sctx)
 }
 
 func probe(ctx context.Context, url string) error {

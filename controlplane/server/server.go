@@ -1,5 +1,6 @@
-// Package server runs the control plane's HTTP API. The composition roots
-// (cmd/controlplane and the standalone binary) build it from their settings.
+// Package server runs the control plane's HTTP API. The composition root
+// (deploy/app, for the controlplane and shortlink binaries) builds it from
+// its settings.
 package server
 
 import (

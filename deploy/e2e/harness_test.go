@@ -53,7 +53,7 @@ func TestMain(m *testing.M) {
 		code = mainSplit(m, dir)
 	} else {
 		binary = filepath.Join(dir, "shortlink")
-		if err := goBuild(raceEnabled(), binary, "../standalone"); err != nil {
+		if err := goBuild(raceEnabled(), binary, "../cmd/shortlink"); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: cannot build the standalone binary:", err)
 		} else {
 			code = m.Run()

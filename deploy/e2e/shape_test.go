@@ -96,8 +96,8 @@ func mainSplit(m *testing.M, dir string) int {
 		splitUnavailable = unavailable
 		return m.Run()
 	}
-	if err := goBuild(raceEnabled(), dir, "shortlink.dev/controlplane/cmd/controlplane",
-		"shortlink.dev/edge/cmd/edge", "shortlink.dev/analytics/cmd/analytics"); err != nil {
+	if err := goBuild(raceEnabled(), dir, "shortlink.dev/deploy/cmd/controlplane",
+		"shortlink.dev/deploy/cmd/edge", "shortlink.dev/deploy/cmd/analytics"); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e (split): cannot build the split binaries:", err)
 		return 1
 	}
