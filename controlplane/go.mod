@@ -69,4 +69,3 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 )
 
-replace shortlink.dev/analytics => ../analytics

@@ -4,8 +4,12 @@
 // binds its listeners, prints the banner, serves until SIGINT or SIGTERM and
 // stops the parts in the order that loses nothing.
 //
-// The planes never import each other; this package, in the deploy module, is
-// the only place that imports them all.
+// The planes never import each other; the deploy module is the only place
+// that imports them all. This package holds what every process shares (the
+// store, the bus, the edge); the control plane (apiplane) and the click store
+// (clickplane) are subpackages a binary links in only when its shape runs
+// them, so that the split edge carries neither the API nor a click-store
+// driver.
 package app
 
 import (
@@ -22,9 +26,52 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/sqlstore"
+	"shortlink.dev/shared/stats"
 )
+
+// APIPlane is the control plane: the REST API, webhook delivery and the
+// change relay (apiplane.Plane). Its methods are called in this order, and
+// Shutdown and Close are safe on a plane that was not opened.
+type APIPlane interface {
+	// Open makes the API usable (bootstrap key, limiter) and starts webhook
+	// delivery, before the other planes.
+	Open(ctx context.Context, m *Main) error
+	// Listen starts the change relay on m.Bus and binds the API's address,
+	// once the click store and the edge are open.
+	Listen(m *Main) error
+	// Serve answers requests in the background; the channel gets its end.
+	Serve() <-chan error
+	// Addr is the listener's address; Key the key to show once, or "".
+	Addr() string
+	Key() string
+	// StopRelay stops the change relay, before the bus closes.
+	StopRelay()
+	// Shutdown finishes the requests in flight; Close stops webhook
+	// delivery and the limiter.
+	Shutdown() error
+	Close()
+}
+
+// ClickPlane is the click store and what watches it (clickplane.Plane).
+// Close is safe on a plane that was not opened.
+type ClickPlane interface {
+	Open(ctx context.Context, m *Main) error
+	// Write stores one batch: the bus's consumer calls it.
+	Write(ctx context.Context, batch []click.Event) error
+	// Stats reads statistics, for the API.
+	Stats() stats.Reader
+	// CheckLost starts counting the clicks a crash lost; StopChecker stops it.
+	CheckLost(m *Main)
+	StopChecker()
+	// ServeMetrics serves the analytics listener, if any, at MetricsAddr
+	// ("" when there is none).
+	ServeMetrics()
+	MetricsAddr() string
+	Close() error
+}
 
 // Shape is what one process runs.
 type Shape int
@@ -62,8 +109,8 @@ var shutdownNotice = map[Shape]string{
 }
 
 // Main is one process of the platform. Name, Shape, Stdout and Stderr are
-// set by the binary; Open fills the rest, leaving nil the parts the shape
-// does not run.
+// set by the binary, with the planes its shape runs (API, Clicks); Open
+// fills the rest, leaving nil the parts the shape does not run.
 type Main struct {
 	// Name is the program's name, the banner's first word.
 	Name  string
@@ -82,12 +129,14 @@ type Main struct {
 	// Bus carries clicks from the edge to the click store and link changes
 	// from the API to the edges.
 	Bus *Bus
-	// API is the control plane (standalone and controlplane).
-	API *API
+	// API is the control plane (standalone and controlplane): the binary
+	// sets it to apiplane.New().
+	API APIPlane
 	// Edge is the redirector (standalone and edge).
 	Edge *Edge
-	// Clicks is the click store (all but the split edge).
-	Clicks *Clicks
+	// Clicks is the click store (all but the split edge): the binary sets
+	// it to clickplane.New().
+	Clicks ClickPlane
 }
 
 // Serve is a binary's `serve`: it opens m, runs it until SIGINT or SIGTERM
@@ -116,6 +165,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if m.Config, err = config.Load(nil); err != nil {
 		return err
 	}
+	if m.runsAPI() && m.API == nil || m.Shape != ShapeEdge && m.Clicks == nil {
+		return fmt.Errorf("%s: the binary does not link the planes its shape runs", m.Name)
+	}
 	cfg := m.Config
 	if why := kafkaNeeded[m.Shape]; why != "" && len(cfg.KafkaBrokers) == 0 {
 		return errors.New("invalid setting SHORTLINK_KAFKA_BROKERS: " + why)
@@ -128,12 +180,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if m.runsAPI() {
 		// Webhook delivery starts before the other planes, as the outbox
 		// may hold deliveries from the last run.
-		if err := m.openAPI(ctx); err != nil {
+		if err := m.API.Open(ctx, m); err != nil {
 			return err
 		}
 	}
 	if m.Shape != ShapeEdge {
-		if err := m.openClicks(ctx); err != nil {
+		if err := m.Clicks.Open(ctx, m); err != nil {
 			return err
 		}
 	}
@@ -147,12 +199,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		}
 	}
 	if m.runsAPI() {
-		if err := m.API.listen(m); err != nil {
+		if err := m.API.Listen(m); err != nil {
 			return err
 		}
 	}
 	if m.Shape == ShapeStandalone || m.Shape == ShapeAnalytics {
-		m.Clicks.checkLost(m)
+		m.Clicks.CheckLost(m)
 	}
 	return nil
 }
@@ -164,8 +216,8 @@ func (m *Main) runsAPI() bool { return m.Shape == ShapeStandalone || m.Shape == 
 // runs, else the edge, else the click consumer.
 func (m *Main) Run(ctx context.Context) error {
 	var main <-chan error
-	if m.API != nil {
-		main = m.API.serve()
+	if m.runsAPI() {
+		main = m.API.Serve()
 	}
 	if m.Edge != nil {
 		if errc := m.Edge.serve(); main == nil {
@@ -179,8 +231,8 @@ func (m *Main) Run(ctx context.Context) error {
 			}()
 		}
 	}
-	if m.Clicks != nil {
-		m.Clicks.serveMetrics()
+	if m.Shape != ShapeEdge {
+		m.Clicks.ServeMetrics()
 	}
 	if main == nil && m.Bus.consumer != nil {
 		main = m.Bus.consumer.result()
@@ -203,21 +255,21 @@ func (m *Main) banner() {
 	w, cfg := m.Stdout, m.Config
 	fmt.Fprintf(w, "%s is running\n", m.Name)
 	shortLinks := func() { fmt.Fprintf(w, "  Short links: %s://%s/\n", cfg.ShortURLScheme, cfg.DefaultDomain) }
-	if m.API != nil {
-		fmt.Fprintf(w, "  API:         http://%s/api/v1\n", m.API.Server.Addr())
+	if m.runsAPI() {
+		fmt.Fprintf(w, "  API:         http://%s/api/v1\n", m.API.Addr())
 		shortLinks()
 	}
 	if m.Edge != nil {
 		fmt.Fprintf(w, "  Edge:        http://%s/\n", m.Edge.ln.Addr())
-		if m.API == nil {
+		if !m.runsAPI() {
 			shortLinks()
 		}
 	}
-	if m.Clicks != nil && m.Clicks.metricsLn != nil {
-		fmt.Fprintf(w, "  Metrics:     http://%s/metrics\n", m.Clicks.metricsLn.Addr())
+	if m.Clicks != nil && m.Clicks.MetricsAddr() != "" {
+		fmt.Fprintf(w, "  Metrics:     http://%s/metrics\n", m.Clicks.MetricsAddr())
 	}
-	if m.API != nil && m.API.Key != "" {
-		fmt.Fprintf(w, "  API key:     %s\n", m.API.Key)
+	if m.runsAPI() && m.API.Key() != "" {
+		fmt.Fprintf(w, "  API key:     %s\n", m.API.Key())
 		fmt.Fprintln(w, "               (all permissions; shown only this once: keep it somewhere safe)")
 	}
 	if f, ok := w.(*os.File); ok {
@@ -236,11 +288,12 @@ func (m *Main) banner() {
 // errors are logged; the split edge returns its own and its producer's, the
 // analytics consumer the consumer's.
 func (m *Main) Close() error {
+	api := m.runsAPI() && m.API != nil
 	if m.Clicks != nil {
-		m.Clicks.stopChecker()
+		m.Clicks.StopChecker()
 	}
-	if m.API != nil {
-		m.API.stopRelay()
+	if api {
+		m.API.StopRelay()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	var edgeErr, clicksErr, changesErr, storeErr error
@@ -251,18 +304,18 @@ func (m *Main) Close() error {
 		clicksErr, changesErr = m.Bus.close(ctx)
 	}
 	if m.Clicks != nil {
-		storeErr = m.Clicks.close()
+		storeErr = m.Clicks.Close()
 	}
 	cancel()
 
 	var err error
 	switch {
-	case m.API != nil:
+	case api:
 		if perr := errors.Join(edgeErr, clicksErr, changesErr, storeErr); perr != nil {
 			m.Logger.Error("stopping planes", "err", perr)
 		}
-		err = m.API.shutdown()
-		m.API.close()
+		err = m.API.Shutdown()
+		m.API.Close()
 	case m.Edge != nil:
 		// The edge's goodbye to the control planes (changesErr) is best
 		// effort: they forget an edge that went silent.
@@ -287,17 +340,18 @@ func newRegistry() *prometheus.Registry {
 	return reg
 }
 
-// task is work running in the background until it is stopped.
-type task struct {
+// Task is work running in the background until it is stopped: the planes'
+// loops (webhook delivery, the change relay, the click consumer).
+type Task struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	err    error
 }
 
-// start runs f in the background with a context that stop cancels.
-func start(f func(ctx context.Context) error) *task {
+// Start runs f in the background with a context that Stop cancels.
+func Start(f func(ctx context.Context) error) *Task {
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &task{cancel: cancel, done: make(chan struct{})}
+	t := &Task{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(t.done)
 		t.err = f(ctx)
@@ -305,8 +359,8 @@ func start(f func(ctx context.Context) error) *task {
 	return t
 }
 
-// stop cancels the task and waits for it until ctx ends. A nil task is done.
-func (t *task) stop(ctx context.Context) error {
+// Stop cancels the task and waits for it until ctx ends. A nil task is done.
+func (t *Task) Stop(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
@@ -319,8 +373,15 @@ func (t *task) stop(ctx context.Context) error {
 	}
 }
 
+// Cancel cancels the task without waiting for it. A nil task is done.
+func (t *Task) Cancel() {
+	if t != nil {
+		t.cancel()
+	}
+}
+
 // result delivers the task's error once it ended.
-func (t *task) result() <-chan error {
+func (t *Task) result() <-chan error {
 	c := make(chan error, 1)
 	go func() {
 		<-t.done

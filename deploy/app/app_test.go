@@ -2,10 +2,14 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"net"
+	"strings"
 	"testing"
 
+	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/config"
+	"shortlink.dev/shared/stats"
 )
 
 // The e2e harness and the benchmarks read the banners: the split edge's and
@@ -25,7 +29,7 @@ func TestBanner(t *testing.T) {
 	}{
 		{"edge", &Main{Name: "edge", Shape: ShapeEdge, Config: cfg, Edge: &Edge{ln: ln}},
 			"edge is running\n  Edge:        http://" + addr + "/\n  Short links: https://sho.rt/\n"},
-		{"analytics", &Main{Name: "analytics", Shape: ShapeAnalytics, Config: cfg, Clicks: &Clicks{metricsLn: ln}},
+		{"analytics", &Main{Name: "analytics", Shape: ShapeAnalytics, Config: cfg, Clicks: metricsAt(addr)},
 			"analytics is running\n  Metrics:     http://" + addr + "/metrics\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,6 +49,30 @@ func TestCloseUnopened(t *testing.T) {
 	for _, s := range []Shape{ShapeStandalone, ShapeControlPlane, ShapeEdge, ShapeAnalytics} {
 		if err := (&Main{Shape: s}).Close(); err != nil {
 			t.Errorf("shape %d: Close of an unopened Main: %v", s, err)
+		}
+	}
+}
+
+// metricsAt is a click plane whose analytics listener is at addr.
+type metricsAt string
+
+func (a metricsAt) MetricsAddr() string { return string(a) }
+
+func (metricsAt) Open(context.Context, *Main) error          { return nil }
+func (metricsAt) Write(context.Context, []click.Event) error { return nil }
+func (metricsAt) Stats() stats.Reader                        { return nil }
+func (metricsAt) CheckLost(*Main)                            {}
+func (metricsAt) StopChecker()                               {}
+func (metricsAt) ServeMetrics()                              {}
+func (metricsAt) Close() error                               { return nil }
+
+// A binary that does not link the planes its shape runs is refused before
+// anything opens.
+func TestOpenWithoutPlanes(t *testing.T) {
+	for _, s := range []Shape{ShapeStandalone, ShapeControlPlane, ShapeAnalytics} {
+		err := (&Main{Name: "x", Shape: s}).Open(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "does not link the planes") {
+			t.Errorf("shape %d: Open without planes: %v", s, err)
 		}
 	}
 }

@@ -23,7 +23,7 @@ type Bus struct {
 	changes  *kafka.Changes
 	// consumer stores the clicks of Kafka's topic (standalone on Kafka and
 	// analytics: a member of the consumer group "analytics").
-	consumer *task
+	consumer *Task
 }
 
 // openBus opens what the shape uses of the bus. On the embedded defaults
@@ -36,7 +36,7 @@ func (m *Main) openBus(ctx context.Context) error {
 	cfg := m.Config
 	if len(cfg.KafkaBrokers) == 0 { // the standalone only: Open checked the others
 		b.memory = bus.NewMemory(bus.MemoryOptions{Logger: m.Logger, FlushInterval: cfg.ClickFlushInterval})
-		go b.memory.Consume(m.Clicks.write)
+		go b.memory.Consume(m.Clicks.Write)
 		b.Producer, b.Changes = b.memory, b.memory
 		return nil
 	}
@@ -69,7 +69,7 @@ func (m *Main) openBus(ctx context.Context) error {
 	}
 	if m.Shape == ShapeStandalone || m.Shape == ShapeAnalytics {
 		consumer := kafka.NewConsumer(kafka.ConsumerOptions{Brokers: brokers, Group: "analytics", Logger: m.Logger})
-		b.consumer = start(func(ctx context.Context) error { return consumer.Run(ctx, m.Clicks.write) })
+		b.consumer = Start(func(ctx context.Context) error { return consumer.Run(ctx, m.Clicks.Write) })
 	}
 	return nil
 }
@@ -83,7 +83,7 @@ func (b *Bus) close(ctx context.Context) (clicksErr, changesErr error) {
 	if b.producer != nil {
 		clicksErr = b.producer.Close(ctx)
 	}
-	clicksErr = errors.Join(clicksErr, b.consumer.stop(ctx))
+	clicksErr = errors.Join(clicksErr, b.consumer.Stop(ctx))
 	if b.changes != nil {
 		changesErr = b.changes.Close()
 	}

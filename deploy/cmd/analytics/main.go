@@ -11,10 +11,11 @@ import (
 	"os"
 
 	"shortlink.dev/deploy/app"
+	"shortlink.dev/deploy/app/clickplane"
 )
 
 func main() {
-	m := &app.Main{Name: "analytics", Shape: app.ShapeAnalytics, Stdout: os.Stdout, Stderr: os.Stderr}
+	m := &app.Main{Name: "analytics", Shape: app.ShapeAnalytics, Clicks: clickplane.New(), Stdout: os.Stdout, Stderr: os.Stderr}
 	if err := app.Serve(context.Background(), m); err != nil {
 		fmt.Fprintln(os.Stderr, "analytics:", err)
 		os.Exit(1)

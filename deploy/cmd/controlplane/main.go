@@ -13,6 +13,8 @@ import (
 
 	"shortlink.dev/controlplane/cli"
 	"shortlink.dev/deploy/app"
+	"shortlink.dev/deploy/app/apiplane"
+	"shortlink.dev/deploy/app/clickplane"
 )
 
 func main() {
@@ -24,5 +26,5 @@ func main() {
 }
 
 func serve(ctx context.Context, stdout, stderr io.Writer) error {
-	return app.Serve(ctx, &app.Main{Name: "controlplane", Shape: app.ShapeControlPlane, Stdout: stdout, Stderr: stderr})
+	return app.Serve(ctx, &app.Main{Name: "controlplane", Shape: app.ShapeControlPlane, API: apiplane.New(), Clicks: clickplane.New(), Stdout: stdout, Stderr: stderr})
 }

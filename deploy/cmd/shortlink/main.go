@@ -14,6 +14,8 @@ import (
 
 	"shortlink.dev/controlplane/cli"
 	"shortlink.dev/deploy/app"
+	"shortlink.dev/deploy/app/apiplane"
+	"shortlink.dev/deploy/app/clickplane"
 )
 
 func main() {
@@ -25,5 +27,5 @@ func main() {
 }
 
 func serve(ctx context.Context, stdout, stderr io.Writer) error {
-	return app.Serve(ctx, &app.Main{Name: "shortlink", Shape: app.ShapeStandalone, Stdout: stdout, Stderr: stderr})
+	return app.Serve(ctx, &app.Main{Name: "shortlink", Shape: app.ShapeStandalone, API: apiplane.New(), Clicks: clickplane.New(), Stdout: stdout, Stderr: stderr})
 }

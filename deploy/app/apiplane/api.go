@@ -1,4 +1,8 @@
-package app
+// Package apiplane is the control plane of a process (deploy/app): the REST
+// API's server, webhook delivery and the change-outbox relay. The standalone
+// and controlplane binaries link it in; the split edge and the analytics
+// consumer do not.
+package apiplane
 
 import (
 	"context"
@@ -7,38 +11,40 @@ import (
 
 	"shortlink.dev/controlplane/admin"
 	"shortlink.dev/controlplane/server"
+	"shortlink.dev/deploy/app"
 	"shortlink.dev/shared/bus"
 )
 
-// API is the control plane: the REST API's server and what every control
+// Plane is the control plane: the REST API's server and what every control
 // plane runs beside it, the webhook dispatcher and the relay of the change
-// outbox.
-type API struct {
+// outbox (app.APIPlane).
+type Plane struct {
 	// Server answers the API (and /metrics, the dashboard) once Run serves.
 	Server *server.Server
 	// Relay publishes the change outbox on the bus's link changes: the
 	// changes this process stores (woken after each commit) and, by polling,
 	// those a crashed process or another control plane left.
 	Relay *bus.Relay
-	// Key is the all-permission key the first start made, shown once in the
+	// key is the all-permission key the first start made, shown once in the
 	// banner; empty on later starts and with SHORTLINK_BOOTSTRAP_API_KEY.
-	Key string
+	key string
 
 	opts         server.Options
 	closeLimiter func() error
-	dispatching  *task
-	relaying     *task
+	dispatching  *app.Task
+	relaying     *app.Task
 }
 
-// openAPI makes sure someone can use the API (admin.Bootstrap), opens the
-// rate limiter and starts webhook delivery; listen finishes it once the
-// other planes are open.
-func (m *Main) openAPI(ctx context.Context) error {
-	a := &API{}
-	m.API = a
+// New returns the control plane, for a binary's app.Main.
+func New() *Plane { return &Plane{} }
+
+// Open makes sure someone can use the API (admin.Bootstrap), opens the rate
+// limiter and starts webhook delivery; Listen finishes it once the other
+// planes are open.
+func (a *Plane) Open(ctx context.Context, m *app.Main) error {
 	cfg, st := m.Config, m.Store
 	var err error
-	if a.Key, err = admin.Bootstrap(ctx, st, cfg); err != nil {
+	if a.key, err = admin.Bootstrap(ctx, st, cfg); err != nil {
 		return err
 	}
 	limiter, closeLimiter, err := server.NewLimiter(ctx, cfg.RedisURL)
@@ -51,7 +57,7 @@ func (m *Main) openAPI(ctx context.Context) error {
 		return err
 	}
 	st.OnEnqueue(dispatcher.Notify)
-	a.dispatching = start(func(ctx context.Context) error {
+	a.dispatching = app.Start(func(ctx context.Context) error {
 		dispatcher.Run(ctx)
 		return nil
 	})
@@ -59,16 +65,16 @@ func (m *Main) openAPI(ctx context.Context) error {
 	return nil
 }
 
-// listen starts the change relay on the bus and binds the API's address
+// Listen starts the change relay on the bus and binds the API's address
 // (SHORTLINK_API_ADDR; port 0 picks a free one).
-func (a *API) listen(m *Main) error {
+func (a *Plane) Listen(m *app.Main) error {
 	opts := a.opts
-	opts.Stats = m.Clicks.Store
+	opts.Stats = m.Clicks.Stats()
 	if changes := m.Bus.Changes; changes != nil {
 		relay := bus.NewRelay(m.Store, changes, bus.RelayOptions{Logger: m.Logger})
 		m.Store.OnChange(relay.Wake)
 		registerBacklog(m.Registry, relay, m.Logger)
-		a.relaying = start(func(ctx context.Context) error {
+		a.relaying = app.Start(func(ctx context.Context) error {
 			relay.Run(ctx)
 			return nil
 		})
@@ -82,22 +88,29 @@ func (a *API) listen(m *Main) error {
 	return nil
 }
 
-// serve answers requests in the background; the channel gets Serve's end.
-func (a *API) serve() <-chan error {
+// Addr is the API listener's address.
+func (a *Plane) Addr() string { return a.Server.Addr() }
+
+// Key is the all-permission key the first start made, shown once in the
+// banner; empty on later starts and with SHORTLINK_BOOTSTRAP_API_KEY.
+func (a *Plane) Key() string { return a.key }
+
+// Serve answers requests in the background; the channel gets Serve's end.
+func (a *Plane) Serve() <-chan error {
 	errc := make(chan error, 1)
 	go func() { errc <- a.Server.Serve() }()
 	return errc
 }
 
-// stopRelay stops the relay before the planes stop (their bus with them);
+// StopRelay stops the relay before the planes stop (their bus with them);
 // what is left waits in the outbox for the next start or another control
 // plane.
-func (a *API) stopRelay() {
-	a.relaying.stop(context.Background()) //nolint:errcheck // the relay returns nothing
+func (a *Plane) StopRelay() {
+	a.relaying.Stop(context.Background()) //nolint:errcheck // the relay returns nothing
 }
 
-// shutdown stops accepting requests and waits up to 20 s for those in flight.
-func (a *API) shutdown() error {
+// Shutdown stops accepting requests and waits up to 20 s for those in flight.
+func (a *Plane) Shutdown() error {
 	if a.Server == nil {
 		return nil
 	}
@@ -106,10 +119,10 @@ func (a *API) shutdown() error {
 	return a.Server.Shutdown(ctx)
 }
 
-// close stops webhook delivery, letting deliveries in flight finish (the
+// Close stops webhook delivery, letting deliveries in flight finish (the
 // rest wait in the outbox for the next start), and releases the limiter.
-func (a *API) close() {
-	a.dispatching.stop(context.Background()) //nolint:errcheck // the dispatcher returns nothing
+func (a *Plane) Close() {
+	a.dispatching.Stop(context.Background()) //nolint:errcheck // the dispatcher returns nothing
 	if a.closeLimiter != nil {
 		a.closeLimiter()
 	}

@@ -1,4 +1,9 @@
-package app
+// Package clickplane is the click store of a process (deploy/app): ClickHouse
+// with SHORTLINK_CLICKHOUSE_URL, else the analytics tables of the database;
+// the lost-click checker; the analytics consumer's own /metrics. The binaries
+// that store or read clicks link it in; the split edge does not, and so
+// carries no click-store driver.
+package clickplane
 
 import (
 	"context"
@@ -12,13 +17,15 @@ import (
 
 	"shortlink.dev/analytics/backend"
 	"shortlink.dev/analytics/lost"
+	"shortlink.dev/deploy/app"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/click"
+	"shortlink.dev/shared/stats"
 )
 
-// Clicks is the click store (ClickHouse with SHORTLINK_CLICKHOUSE_URL, else
-// the analytics tables of the database) and what watches it.
-type Clicks struct {
+// Plane is the click store (ClickHouse with SHORTLINK_CLICKHOUSE_URL, else
+// the analytics tables of the database) and what watches it: app.ClickPlane.
+type Plane struct {
 	// Store stores clicks and keeps each link's counters; the API reads
 	// statistics from it.
 	Store backend.Store
@@ -26,23 +33,25 @@ type Clicks struct {
 	// write is what the bus's consumer calls with each batch.
 	write bus.ClickHandler
 	// checker counts the clicks a crash lost (standalone and analytics).
-	checker *task
+	checker *app.Task
 	// The analytics consumer's own /healthz and /metrics
 	// (SHORTLINK_ANALYTICS_ADDR).
 	metrics   *http.Server
 	metricsLn net.Listener
 }
 
-// openClicks opens the click store; the analytics consumer also times its
-// batches on its /metrics and binds that listener.
-func (m *Main) openClicks(ctx context.Context) error {
+// New returns the click plane, for a binary's app.Main.
+func New() *Plane { return &Plane{} }
+
+// Open opens the click store; the analytics consumer also times its batches
+// on its /metrics and binds that listener.
+func (c *Plane) Open(ctx context.Context, m *app.Main) error {
 	store, err := backend.Open(ctx, m.Config, m.Store)
 	if err != nil {
 		return err
 	}
-	c := &Clicks{Store: store, write: store.WriteClicks}
-	m.Clicks = c
-	if m.Shape != ShapeAnalytics {
+	c.Store, c.write = store, store.WriteClicks
+	if m.Shape != app.ShapeAnalytics {
 		return nil
 	}
 	stored := prometheus.NewCounter(prometheus.CounterOpts{
@@ -71,40 +80,54 @@ func (m *Main) openClicks(ctx context.Context) error {
 	return nil
 }
 
-// checkLost starts counting the clicks a crash lost between a limited
+// Write stores one batch of clicks: what the bus's consumer calls.
+func (c *Plane) Write(ctx context.Context, batch []click.Event) error { return c.write(ctx, batch) }
+
+// Stats reads statistics from the click store, for the API.
+func (c *Plane) Stats() stats.Reader { return c.Store }
+
+// MetricsAddr is the analytics listener's address, "" where there is none.
+func (c *Plane) MetricsAddr() string {
+	if c.metricsLn == nil {
+		return ""
+	}
+	return c.metricsLn.Addr().String()
+}
+
+// CheckLost starts counting the clicks a crash lost between a limited
 // link's ledger and the click store, on the process's /metrics (the API's in
 // the standalone). Every analytics replica checks, and each gap is counted
 // by one of them.
-func (c *Clicks) checkLost(m *Main) {
+func (c *Plane) CheckLost(m *app.Main) {
 	checker := lost.New(m.Store, m.Config.ClicksLostAfter, m.Registry, m.Logger)
-	c.checker = start(func(ctx context.Context) error {
+	c.checker = app.Start(func(ctx context.Context) error {
 		checker.Run(ctx)
 		return nil
 	})
 }
 
-// serveMetrics serves the analytics consumer's /metrics in the background.
-func (c *Clicks) serveMetrics() {
+// ServeMetrics serves the analytics consumer's /metrics in the background.
+func (c *Plane) ServeMetrics() {
 	if c.metrics != nil {
 		go c.metrics.Serve(c.metricsLn) //nolint:errcheck // Close ends it
 	}
 }
 
-// stopChecker stops the lost-click checker without waiting for it: a check
+// StopChecker stops the lost-click checker without waiting for it: a check
 // in flight ends with its context, and it is no part of shutting down.
-func (c *Clicks) stopChecker() {
-	if c.checker != nil {
-		c.checker.cancel()
-	}
-}
+func (c *Plane) StopChecker() { c.checker.Cancel() }
 
-// close closes the /metrics listener and the click store.
-func (c *Clicks) close() error {
+// Close closes the /metrics listener and the click store; it is safe on a
+// plane that was not opened.
+func (c *Plane) Close() error {
 	if c.metrics != nil {
 		c.metrics.Close()
 	}
 	if c.metricsLn != nil {
 		c.metricsLn.Close()
+	}
+	if c.Store == nil {
+		return nil
 	}
 	return c.Store.Close()
 }
