@@ -1,32 +1,33 @@
 package gallery
 
-// Public is a published gallery as anyone may see it: the JSON of
-// GET /public/galleries/:domain/:slug and what the edge renders at
-// /bio/{slug}. It holds no ids, workspace, publication state or times
-// (CONTRACT §8), and its customCss is sanitised (SanitizeCSS).
+// Public is a published gallery as anyone may see it: what the edge renders
+// at /bio/{slug} and what GET /public/galleries/:domain/:slug answers (as
+// api.PublicGallery, by convert.PublicGallery). It holds no ids, workspace,
+// publication state or times (CONTRACT §8), and its CustomCSS is sanitised
+// (SanitizeCSS).
 type Public struct {
-	Slug        string       `json:"slug"`
-	Domain      string       `json:"domain"`
-	URL         string       `json:"url"`
-	Title       *string      `json:"title"`
-	Bio         *string      `json:"bio"`
-	AvatarURL   *string      `json:"avatarUrl"`
-	Theme       Theme        `json:"theme"`
-	CustomCSS   *string      `json:"customCss"`
-	SocialLinks []SocialLink `json:"socialLinks"`
-	Items       []PublicItem `json:"items"`
+	Slug        string
+	Domain      string
+	URL         string
+	Title       *string
+	Bio         *string
+	AvatarURL   *string
+	Theme       Theme
+	CustomCSS   *string
+	SocialLinks []SocialLink
+	Items       []PublicItem
 }
 
 // PublicItem is an item of the public view. A link item's URL is its short
 // link's address, so that a visit goes through the edge and is counted.
 type PublicItem struct {
-	Type         ItemType          `json:"type"`
-	Title        *string           `json:"title"`
-	URL          *string           `json:"url"`
-	IconName     *string           `json:"iconName"`
-	ThumbnailURL *string           `json:"thumbnailUrl"`
-	EmbedType    *string           `json:"embedType"`
-	EmbedData    map[string]string `json:"embedData"`
+	Type         ItemType
+	Title        *string
+	URL          *string
+	IconName     *string
+	ThumbnailURL *string
+	EmbedType    *string
+	EmbedData    map[string]string
 }
 
 // PublicView returns the public view of g. pageURL is the page's address and
