@@ -47,6 +47,8 @@ type clickLoad struct {
 	firstBad           string
 	slowest            time.Duration
 	slow               int
+	// phase, when set, says in the failure message when a slow redirect came.
+	phase string
 }
 
 // startClickLoad starts workers clicking the links in turn at base() (read
@@ -106,8 +108,20 @@ func (l *clickLoad) record(n int, lk Link, r *Response, err error, took time.Dur
 	l.slowest = max(l.slowest, took)
 	if l.latency && took > redirectBound {
 		l.slow++
-		bad("GET %s took %v, over %v", lk.Slug, took.Round(time.Millisecond), redirectBound)
+		if l.phase != "" {
+			bad("GET %s (%s) took %v, over %v, at %s", lk.Slug, lk.DestinationURL, took.Round(time.Millisecond), redirectBound, l.phase)
+		} else {
+			bad("GET %s took %v, over %v", lk.Slug, took.Round(time.Millisecond), redirectBound)
+		}
 	}
+}
+
+// setPhase names the part of the test the clicks from now on belong to, for
+// the message of a slow redirect.
+func (l *clickLoad) setPhase(phase string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.phase = phase
 }
 
 // total is how many clicks were answered 302 so far.
@@ -119,6 +133,13 @@ func (l *clickLoad) total() int64 {
 		n += len(a)
 	}
 	return int64(n)
+}
+
+// count is how many clicks on links[i] were answered 302 so far.
+func (l *clickLoad) count(i int) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int64(len(l.acks[i]))
 }
 
 // since is how many clicks were answered 302 at or after t.

@@ -4,14 +4,9 @@ package e2e
 // happens between its processes and engines.
 
 import (
-	"context"
-	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -37,85 +32,18 @@ func TestBrokerOutage(t *testing.T) {
 	limited := s.createLink(t, w.Key, obj{"destinationUrl": "https://example.com/outage-limited", "clickLimit": 1_000_000})
 	links := []Link{plain, limited}
 
-	// slowest is the bound on every redirect, outage or not.
-	const slowest = time.Second
 	// brokerOutage is how long the broker stays away.
 	const brokerOutage = 60 * time.Second
-	const workers = 4
-	var (
-		acked    [2]atomic.Int64 // GETs answered 302 with the destination: clicks the edge took
-		failures atomic.Int64
-		firstBad atomic.Value
-		maxNanos atomic.Int64
-		wg       sync.WaitGroup
-	)
-	// phase says when a slow redirect came, for the failure message.
-	var phase atomic.Value
-	phase.Store("the start")
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	bad := func(format string, args ...any) {
-		failures.Add(1)
-		firstBad.CompareAndSwap(nil, fmt.Sprintf(format, args...))
-	}
-	agents := []string{uaIPhone, uaPixel, uaWindowsChrome, uaMacFirefox, uaIPad, uaWindowsEdge}
-	for g := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			client := &http.Client{
-				Timeout:       10 * time.Second,
-				Transport:     &http.Transport{},
-				CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-			}
-			defer client.CloseIdleConnections()
-			for i := 0; ctx.Err() == nil; i++ {
-				n := (g + i) % len(links)
-				l := links[n]
-				start := time.Now()
-				r, err := do(client, "GET", s.EdgeBase+l.Slug, ua(agents[(g+i)%len(agents)]), nil)
-				took := time.Since(start)
-				for {
-					m := maxNanos.Load()
-					if int64(took) <= m || maxNanos.CompareAndSwap(m, int64(took)) {
-						break
-					}
-				}
-				switch {
-				case err != nil:
-					bad("GET %s: %v", l.Slug, err)
-				case r.Status != http.StatusFound || r.Header.Get("Location") != l.DestinationURL:
-					bad("%s: want a 302 to %s", r, l.DestinationURL)
-				default:
-					acked[n].Add(1)
-				}
-				if took > slowest {
-					bad("GET %s (%s) took %v, over %v, at %s", l.Slug, l.DestinationURL, took.Round(time.Millisecond), slowest, phase.Load())
-				}
-				// A short pause: a burst, not a load test starving the
-				// broker and the consumer of the two cores.
-				time.Sleep(time.Millisecond)
-			}
-		}()
-	}
-	total := func() int64 { return acked[0].Load() + acked[1].Load() }
-	awaitMore := func(what string, n int64) {
-		t.Helper()
-		want, deadline := total()+n, time.Now().Add(60*time.Second)
-		for total() < want {
-			if time.Now().After(deadline) {
-				stop()
-				wg.Wait()
-				t.Fatalf("%s: only %d clicks answered in 60 s, want %d (failures: %d, the first: %v)", what, total(), want, failures.Load(), firstBad.Load())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	// Every redirect, outage or not, within redirectBound.
+	load := startClickLoad(t, func() string { return s.EdgeBase }, links, 4, true)
+	defer load.end()
+	// The phase says when a slow redirect came, for the failure message.
+	load.setPhase("the start")
 
-	awaitMore("before the outage", 300)
+	load.awaitMore("before the outage", 300)
 	s.StopBroker(t)
-	stopped, atStop := time.Now(), total()
-	phase.Store("the outage")
+	stopped, atStop := time.Now(), load.total()
+	load.setPhase("the outage")
 	t.Logf("broker stopped after %d clicks", atStop)
 
 	// The edge keeps answering, and its producer, failing to reach the
@@ -129,7 +57,7 @@ func TestBrokerOutage(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	awaitMore("during the outage", 500)
+	load.awaitMore("during the outage", 500)
 	// What an operator sees of it: the spool's bytes.
 	if b := s.edgeMetric(t, "shortlink_edge_click_spool_bytes"); b <= 0 {
 		t.Errorf("shortlink_edge_click_spool_bytes %v during the outage, want the spool's size", b)
@@ -138,29 +66,28 @@ func TestBrokerOutage(t *testing.T) {
 	// fixes: the spool grows, and every replay of it fails meanwhile.
 	time.Sleep(time.Until(stopped.Add(brokerOutage)))
 	t.Logf("%d clicks in %v of outage (%d spool segments); restarting the broker",
-		total()-atStop, time.Since(stopped).Round(time.Millisecond), spoolSegments(t, spool))
-	duringOutage := total() - atStop
+		load.total()-atStop, time.Since(stopped).Round(time.Millisecond), spoolSegments(t, spool))
+	duringOutage := load.total() - atStop
 	s.StartBroker(t)
 	restarted := time.Now()
-	phase.Store("the broker's return")
+	load.setPhase("the broker's return")
 
 	// Clicks after the restart meet the replay of the spool.
-	awaitMore("after the restart", 300)
-	stop()
-	wg.Wait()
-	t.Logf("%d clicks acknowledged in all; the slowest redirect took %v", total(), time.Duration(maxNanos.Load()).Round(time.Millisecond))
-	if failures.Load() != 0 {
-		t.Errorf("%d redirects failed or were slow, the first: %v", failures.Load(), firstBad.Load())
+	load.awaitMore("after the restart", 300)
+	made, failed := load.Stop()
+	t.Logf("%d clicks acknowledged in all; the slowest redirect took %v", made, load.slowest.Round(time.Millisecond))
+	if failed != 0 {
+		t.Errorf("%d redirects failed or were slow, the first: %v", failed, load.firstBad)
 	}
 
 	for i, l := range links {
-		s.awaitClicksWithin(t, w.Key, l.ID, acked[i].Load(), 90*time.Second)
+		s.awaitClicksWithin(t, w.Key, l.ID, load.count(i), 90*time.Second)
 	}
 	recovered := time.Since(restarted)
 	t.Logf("every click counted %v after the broker's restart", recovered.Round(time.Millisecond))
 	// The suite's figures (docs/operations): what the outage cost.
 	t.Logf("figures: broker away %v; %d clicks made (%d during the outage), 0 lost, 0 counted twice; all counted %v after its return",
-		restarted.Sub(stopped).Round(time.Second), total(), duringOutage, recovered.Round(time.Millisecond))
+		restarted.Sub(stopped).Round(time.Second), made, duringOutage, recovered.Round(time.Millisecond))
 	deadline = time.Now().Add(30 * time.Second)
 	for spoolSegments(t, spool) != 0 {
 		if time.Now().After(deadline) {

@@ -9,29 +9,16 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 
+	"shortlink.dev/edge/redirect/redirecttest"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/config"
-	"shortlink.dev/shared/fault"
-	"shortlink.dev/shared/gallery"
-	"shortlink.dev/shared/link"
 )
 
 // mapSource serves links from a map: the benchmarks measure the handler, not a store.
-type mapSource map[string]*link.Link
+type mapSource = redirecttest.Source
 
-func (m mapSource) ResolveLink(_ context.Context, domain, slug string) (*link.Link, error) {
-	if l, ok := m[domain+"/"+slug]; ok {
-		return l, nil
-	}
-	return nil, fault.NotFoundf("link")
-}
-func (m mapSource) ResolveGallery(context.Context, string, string) (*gallery.Gallery, error) {
-	return nil, fault.NotFoundf("gallery")
-}
-func (m mapSource) IsVerifiedDomain(context.Context, string) (bool, error)  { return false, nil }
-func (m mapSource) ChargeClick(context.Context, string) (bool, error)       { return true, nil }
-func (m mapSource) ClickLimitReached(context.Context, string) (bool, error) { return false, nil }
+var _ Source = mapSource(nil)
 
 // NewBenchEdge returns an edge on an in-memory source holding one link,
 // localhost:8081/bench → https://example.com/landing?a=1, and a bus whose
@@ -42,10 +29,7 @@ func newBenchEdge(tb testing.TB) *Edge {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	src := mapSource{"localhost:8081/bench": {
-		ID: "lnk_bench", WorkspaceID: "ws", Domain: "localhost:8081", Slug: "bench",
-		DestinationURL: "https://example.com/landing?a=1", Tags: []string{},
-	}}
+	src := redirecttest.BenchSource()
 	b := bus.NewMemory(bus.MemoryOptions{})
 	go b.Consume(func(context.Context, []click.Event) error { return nil })
 	tb.Cleanup(func() { b.Close(context.Background()) })

@@ -257,10 +257,9 @@ const maxClickGaps = 10_000
 // the pipeline's bound has passed. At most maxClickGaps links, those with the
 // smallest ids.
 func (s *Store) ClickGaps(ctx context.Context) ([]ClickGap, error) {
-	const ledger = `(l.click_limit_used + COALESCE(s.used, 0))`
+	ledger := clickLedger("l")
 	rows, err := s.db.QueryContext(ctx, `SELECT l.id, `+ledger+`, l.click_count, l.clicks_lost
-		FROM links l LEFT JOIN (SELECT link_id, CAST(SUM(used) AS BIGINT) AS used FROM link_limit_shards GROUP BY link_id) s
-			ON s.link_id = l.id
+		FROM links l
 		WHERE (l.click_limit IS NOT NULL OR l.click_limit_used > 0)
 			AND CASE WHEN `+ledger+` > l.click_count THEN `+ledger+` - l.click_count ELSE 0 END <> l.clicks_lost
 		ORDER BY l.id LIMIT $1`, maxClickGaps)

@@ -20,12 +20,16 @@ const linkColumns = `id, workspace_id, domain, slug, destination_url, title, des
 	ios_url, android_url, utm_source, utm_medium, utm_campaign, utm_term, utm_content,
 	is_archived, last_clicked_at, created_by, created_at, updated_at`
 
-// clickLedger is, in a query on links, the clicks that the link's clickLimit
-// ledger ever charged: its shards' use while it has a limit, what it parks
-// while it has none (see limitShards). Only a limited link costs a read, of
-// its shard rows by their primary key.
-const clickLedger = `(CASE WHEN links.click_limit IS NULL THEN links.click_limit_used
-	ELSE COALESCE((SELECT SUM(s.used) FROM link_limit_shards s WHERE s.link_id = links.id), 0) END)`
+// clickLedger is, in a query on links under the name t (the table's name or
+// its alias), the clicks that the link's clickLimit ledger ever charged, as a
+// BIGINT: its shards' use while it has a limit, what it parks while it has
+// none (see limitShards; the parked use is 0 while the link has shards, so
+// this is sum(used) plus the parked use). Only a limited link costs a read, of
+// its shard rows by their primary key. clickCount and ClickGaps both read it.
+func clickLedger(t string) string {
+	return `CAST((CASE WHEN ` + t + `.click_limit IS NULL THEN ` + t + `.click_limit_used
+	ELSE COALESCE((SELECT SUM(s.used) FROM link_limit_shards s WHERE s.link_id = ` + t + `.id), 0) END) AS BIGINT)`
+}
 
 // clickCount is the link's clickCount as the API shows and sorts it: the
 // larger of the analytics pipeline's count and the ledger's. The ledger
@@ -36,9 +40,9 @@ const clickLedger = `(CASE WHEN links.click_limit IS NULL THEN links.click_limit
 // the limit is removed (the ledger's use is parked then) or changed.
 func (s *Store) clickCount() string {
 	if s.dialect == postgres {
-		return `GREATEST(links.click_count, CAST(` + clickLedger + ` AS BIGINT))`
+		return `GREATEST(links.click_count, ` + clickLedger("links") + `)`
 	}
-	return `MAX(links.click_count, ` + clickLedger + `)`
+	return `MAX(links.click_count, ` + clickLedger("links") + `)`
 }
 
 // linkSelect is linkColumns to read, with clickCount in place of the

@@ -1,8 +1,9 @@
-// Command bare302 is the yardstick of the platform benchmarks: a fasthttp
-// server with the edge's server settings whose handler only answers every
-// request with the edge's redirect (302, Location, Cache-Control: no-store),
-// deciding nothing and recording nothing. What the edge costs beyond it is
-// what the product adds to a redirect.
+// Command bare302 is the yardstick of the platform benchmarks (package
+// benchmarks/internal/bare) as a process of its own: a fasthttp server with
+// the edge's server settings whose handler only answers every request with
+// the edge's redirect (302, Location, Cache-Control: no-store), deciding
+// nothing and recording nothing. What the edge costs beyond it is what the
+// product adds to a redirect.
 //
 // Usage:
 //
@@ -23,9 +24,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/valyala/fasthttp"
-
-	"shortlink.dev/edge/redirect"
+	"shortlink.dev/benchmarks/internal/bare"
 )
 
 func main() {
@@ -43,7 +42,7 @@ func run(addr, location string) error {
 	if err != nil {
 		return err
 	}
-	srv := newServer(location)
+	srv := bare.NewServer(location, slog.New(slog.NewTextHandler(os.Stderr, nil)).With("server", "bare302"))
 	fmt.Printf("bare302 listening on http://%s/\n", ln.Addr())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -57,17 +56,4 @@ func run(addr, location string) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.ShutdownWithContext(sctx)
-}
-
-// newServer is the edge's own fasthttp server (edge/redirect.NewHTTPServer,
-// the same settings) around a handler that only writes the 302, so that a
-// comparison isolates the edge's handler.
-func newServer(location string) *fasthttp.Server {
-	loc := []byte(location)
-	headerLocation, headerCacheControl, noStore := []byte("Location"), []byte("Cache-Control"), []byte("no-store")
-	return redirect.NewHTTPServer(func(ctx *fasthttp.RequestCtx) {
-		ctx.Response.Header.SetCanonical(headerLocation, loc)
-		ctx.Response.Header.SetCanonical(headerCacheControl, noStore)
-		ctx.SetStatusCode(fasthttp.StatusFound)
-	}, slog.New(slog.NewTextHandler(os.Stderr, nil)).With("server", "bare302"))
 }

@@ -5,10 +5,14 @@
 // It starts, each on 127.0.0.1:0 in this process:
 //
 //   - edge: the real edge (redirect.New) on an in-memory source holding one link,
-//     localhost:8081/bench, with a real in-process click bus whose batches are
-//     drained and discarded. Every measured request is a cache hit.
-//   - bare: a fasthttp server, configured like the edge's, whose handler only
-//     sets Location and the status 302.
+//     localhost:8081/bench (edge/redirect/redirecttest, the source and link of
+//     the handler's benchmarks in edge/redirect), with a real in-process click
+//     bus whose batches are drained and discarded. Every measured request is a
+//     cache hit.
+//   - bare: the yardstick of every edge benchmark (benchmarks/internal/bare,
+//     also served by bare302): a fasthttp server, configured like the edge's,
+//     whose handler only sets Location, Cache-Control: no-store and the
+//     status 302.
 //
 // Against each in turn it runs a closed-loop load generator: -conns workers,
 // each sending GET /bench (Host localhost:8081, a browser User-Agent) through
@@ -29,8 +33,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -41,7 +43,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -55,19 +56,20 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"shortlink.dev/benchmarks/internal/bare"
+	"shortlink.dev/benchmarks/internal/report"
+	"shortlink.dev/benchmarks/internal/wrk"
 	"shortlink.dev/edge/redirect"
+	"shortlink.dev/edge/redirect/redirecttest"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/config"
-	"shortlink.dev/shared/fault"
-	"shortlink.dev/shared/gallery"
-	"shortlink.dev/shared/link"
 )
 
 const (
-	benchHost   = "localhost:8081" // the default domain of an empty config
-	benchPath   = "/bench"
-	benchTarget = "https://example.com/landing?a=1"
+	benchHost   = redirecttest.BenchDomain // the default domain of an empty config
+	benchPath   = "/" + redirecttest.BenchSlug
+	benchTarget = redirecttest.BenchTarget
 	browserUA   = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
 )
 
@@ -107,8 +109,8 @@ type target struct {
 
 func run(o options) (err error) {
 	fmt.Printf("edgebench: GET http://%s%s → 302 %s\n", benchHost, benchPath, benchTarget)
-	fmt.Printf("machine: %d CPUs (%s), GOMAXPROCS %d, %s %s/%s\n",
-		runtime.NumCPU(), cpuModel(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	m := report.ReadMachine()
+	fmt.Printf("machine: %d CPUs (%s), GOMAXPROCS %d, %s\n", m.CPUs, m.Model, runtime.GOMAXPROCS(0), m.Go)
 	fmt.Printf("load: closed loop, %d connections, keep-alive, 127.0.0.1 only; per target and round %s warm-up + %s measured; %d round(s)\n",
 		o.conns, o.warmup, o.duration, o.rounds)
 	fmt.Println("NOTE: the Go load generator runs in this process and shares the CPUs with the server under test")
@@ -148,18 +150,18 @@ func run(o options) (err error) {
 	if !o.wrk {
 		return nil
 	}
-	wrk, lerr := exec.LookPath("wrk")
+	wrkBin, lerr := exec.LookPath("wrk")
 	if lerr != nil {
 		fmt.Println("wrk: not installed, skipped (apt-get install -y wrk)")
 		return nil
 	}
-	rs, werr := rounds(o, targets, func(t target, round int) (result, error) { return measureWrk(o, wrk, t, round) })
+	rs, werr := rounds(o, targets, func(t target, round int) (result, error) { return measureWrk(o, wrkBin, t, round) })
 	if werr != nil {
 		fmt.Printf("wrk: %v; skipped\n", werr)
 		return nil
 	}
 	printResults(fmt.Sprintf("wrk -t1 -c%d -d%s --latency (another process; wrk counts non-3xx, not 302, as errors)",
-		o.conns, wrkDuration(o.duration)), o.rounds, true, rs)
+		o.conns, wrk.Seconds(o.duration)), o.rounds, true, rs)
 	return nil
 }
 
@@ -185,23 +187,10 @@ func rounds(o options, targets []target, measure func(target, int) (result, erro
 	return rs, nil
 }
 
-// mapSource is an in-memory redirect.Source: the benchmark measures the edge, not a store.
-type mapSource map[string]*link.Link
-
-func (m mapSource) ResolveLink(_ context.Context, domain, slug string) (*link.Link, error) {
-	if l, ok := m[domain+"/"+slug]; ok {
-		return l, nil
-	}
-	return nil, fault.NotFoundf("link")
-}
-func (m mapSource) ResolveGallery(context.Context, string, string) (*gallery.Gallery, error) {
-	return nil, fault.NotFoundf("gallery")
-}
-func (m mapSource) IsVerifiedDomain(context.Context, string) (bool, error)  { return false, nil }
-func (m mapSource) ChargeClick(context.Context, string) (bool, error)       { return true, nil }
-func (m mapSource) ClickLimitReached(context.Context, string) (bool, error) { return false, nil }
-
-var _ redirect.Source = mapSource(nil)
+// The edge serves the benchmarks' link from an in-memory source, as the
+// handler's benchmarks in edge/redirect do: the benchmark measures the edge,
+// not a store.
+var _ redirect.Source = redirecttest.Source(nil)
 
 var logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
@@ -214,10 +203,7 @@ func startEdge() (target, error) {
 	if cfg.DefaultDomain != benchHost {
 		return target{}, fmt.Errorf("default domain is %q, want %q", cfg.DefaultDomain, benchHost)
 	}
-	src := mapSource{benchHost + benchPath: {
-		ID: "lnk_bench", WorkspaceID: "ws_bench", Domain: benchHost, Slug: strings.TrimPrefix(benchPath, "/"),
-		DestinationURL: benchTarget, Tags: []string{},
-	}}
+	src := redirecttest.BenchSource()
 	clicks := bus.NewMemory(bus.MemoryOptions{Logger: logger})
 	var drained atomic.Int64
 	go clicks.Consume(func(_ context.Context, batch []click.Event) error {
@@ -252,14 +238,11 @@ func startEdge() (target, error) {
 	return target{name: "edge", addr: ln.Addr().String(), stop: stop}, nil
 }
 
-// startBare serves a handler that only writes the redirect, on a fasthttp
-// server configured like the edge's, so that the ratio isolates the handler.
+// startBare serves the yardstick (benchmarks/internal/bare, bare302's
+// server): a fasthttp server configured like the edge's whose handler only
+// writes the redirect, so that the ratio isolates the handler.
 func startBare() (target, error) {
-	location := []byte(benchTarget)
-	srv := redirect.NewHTTPServer(func(ctx *fasthttp.RequestCtx) {
-		ctx.Response.Header.SetBytesV("Location", location)
-		ctx.SetStatusCode(fasthttp.StatusFound)
-	}, logger)
+	srv := bare.NewServer(benchTarget, logger)
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		return target{}, err
@@ -559,7 +542,7 @@ func printResults(title string, rounds int, serverOnly bool, rs []result) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(r result, round string) {
 		fmt.Fprintf(w, "%s\t%s\t%d\t%.0f\t%s\t%s\t%d\t%.1fµs\t\n", r.name, round, r.requests, r.rps(),
-			fmtDur(r.p50), fmtDur(r.p99), r.errors, float64(r.cpuPerRequest())/float64(time.Microsecond))
+			report.Dur(r.p50), report.Dur(r.p99), r.errors, float64(r.cpuPerRequest())/float64(time.Microsecond))
 	}
 	fmt.Fprintln(w, "target\tround\trequests\treq/s\tp50\tp99\terrors\tcpu/req\t")
 	if rounds > 1 {
@@ -607,151 +590,56 @@ func printResults(title string, rounds int, serverOnly bool, rs []result) {
 	fmt.Println()
 }
 
-func fmtDur(d time.Duration) string {
-	switch {
-	case d >= time.Second:
-		return fmt.Sprintf("%.2fs", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
-	default:
-		return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
-	}
-}
-
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "unknown CPU"
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown CPU"
-}
-
 // loadavg prints the machine's load average, and at the start warns when
 // other processes keep the CPUs busy: the figures are then noisy.
 func loadavg(start bool) {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return
-	}
+	l := report.LoadAverage()
 	when := "after"
 	if start {
 		when = "before"
 	}
-	fmt.Printf("load average %s: %s %s %s\n", when, f[0], f[1], f[2])
-	if l1, err := strconv.ParseFloat(f[0], 64); err == nil && start && l1 > 0.5*float64(runtime.NumCPU()) {
+	fmt.Printf("load average %s: %s\n", when, l)
+	if start && report.LoadHigh(l, runtime.NumCPU()) {
 		fmt.Println("WARNING: other processes are using the CPUs; the figures will be noisy (compare several runs, or use -rounds)")
 	}
 }
 
-// wrkDuration rounds d up to whole seconds, the unit wrk takes.
-func wrkDuration(d time.Duration) string {
-	s := int64((d + time.Second - 1) / time.Second)
-	return strconv.FormatInt(max(s, 1), 10) + "s"
-}
-
-// measureWrk runs wrk against t: once for the warm-up, once measured.
-func measureWrk(o options, wrk string, t target, round int) (result, error) {
+// measureWrk runs wrk (benchmarks/internal/wrk) against t: once for the
+// warm-up, once measured.
+func measureWrk(o options, bin string, t target, round int) (result, error) {
 	hc := &fasthttp.HostClient{Addr: t.addr, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}
 	err := check(hc)
 	hc.CloseIdleConnections()
 	if err != nil {
 		return result{}, fmt.Errorf("%s: %w", t.name, err)
 	}
-	runWrk := func(d time.Duration) ([]byte, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), d+30*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, wrk, "-t1", "-c"+strconv.Itoa(o.conns), "-d"+wrkDuration(d),
-			"--latency", "--timeout", "5s", "-H", "Host: "+benchHost, "-H", "User-Agent: "+browserUA,
-			"http://"+t.addr+benchPath)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("%s: wrk: %w: %s", t.name, err, strings.TrimSpace(out.String()))
-		}
-		return out.Bytes(), nil
-	}
+	cfg := wrk.Config{Bin: bin, Threads: 1, Conns: o.conns, Timeout: 5 * time.Second,
+		Headers: []string{"Host: " + benchHost, "User-Agent: " + browserUA}, URL: "http://" + t.addr + benchPath}
 	if o.warmup > 0 {
-		if _, err := runWrk(o.warmup); err != nil {
-			return result{}, err
+		cfg.Duration = o.warmup
+		if _, err := wrk.Run(cfg); err != nil {
+			return result{}, fmt.Errorf("%s: %w", t.name, err)
 		}
 	}
 	stopProfile, err := startProfile(o, "wrk-"+t.name, round)
 	if err != nil {
 		return result{}, err
 	}
+	cfg.Duration = o.duration
 	cpu0 := processCPU()
-	out, err := runWrk(o.duration)
+	w, err := wrk.Run(cfg)
 	cpu := processCPU() - cpu0
 	stopProfile()
 	if err != nil {
-		return result{}, err
-	}
-	r, err := parseWrk(out)
-	if err != nil {
 		return result{}, fmt.Errorf("%s: %w", t.name, err)
 	}
+	r := fromWrk(w)
 	r.cpu = cpu
 	return r, nil
 }
 
-var (
-	wrkRequests = regexp.MustCompile(`(?m)^\s*(\d+) requests in ([0-9.]+[a-z]+)`)
-	wrkP50      = regexp.MustCompile(`(?m)^\s*50%\s+([0-9.]+[a-z]+)`)
-	wrkP99      = regexp.MustCompile(`(?m)^\s*99%\s+([0-9.]+[a-z]+)`)
-	wrkSocket   = regexp.MustCompile(`(?m)^\s*Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
-	wrkNon23    = regexp.MustCompile(`(?m)^\s*Non-2xx or 3xx responses: (\d+)`)
-)
-
-// parseWrk reads wrk's --latency report.
-func parseWrk(out []byte) (result, error) {
-	var r result
-	m := wrkRequests.FindSubmatch(out)
-	p50, p99 := wrkP50.FindSubmatch(out), wrkP99.FindSubmatch(out)
-	if m == nil || p50 == nil || p99 == nil {
-		return r, errors.New("cannot read wrk's report: " + strings.TrimSpace(string(out)))
-	}
-	var err error
-	if r.requests, err = strconv.ParseInt(string(m[1]), 10, 64); err != nil {
-		return r, err
-	}
-	if r.elapsed, err = parseWrkDur(string(m[2])); err != nil {
-		return r, err
-	}
-	if r.p50, err = parseWrkDur(string(p50[1])); err != nil {
-		return r, err
-	}
-	if r.p99, err = parseWrkDur(string(p99[1])); err != nil {
-		return r, err
-	}
-	if s := wrkSocket.FindSubmatch(out); s != nil {
-		for _, v := range s[1:] {
-			n, _ := strconv.ParseInt(string(v), 10, 64)
-			r.errors += n
-		}
-	}
-	if s := wrkNon23.FindSubmatch(out); s != nil {
-		n, _ := strconv.ParseInt(string(s[1]), 10, 64)
-		r.errors += n
-	}
-	return r, nil
-}
-
-// parseWrkDur reads wrk's units: us, ms, s, m, h.
-func parseWrkDur(s string) (time.Duration, error) {
-	s = strings.Replace(s, "us", "µs", 1)
-	if strings.HasSuffix(s, "m") {
-		s += "0s" // wrk prints minutes as "1.50m"; "1.50m0s" parses
-	}
-	return time.ParseDuration(s)
+// fromWrk is wrk's report as a result: its socket errors and its answers
+// other than 2xx or 3xx are the errors.
+func fromWrk(w wrk.Result) result {
+	return result{requests: w.Requests, elapsed: w.Elapsed, p50: w.P50, p99: w.P99, errors: w.SocketErrors + w.Non2xx3xx}
 }

@@ -311,7 +311,7 @@ func (b *bench) run() error {
 	b.printf("%s\n", m.Markdown())
 	b.printf("Servers pinned with `taskset -c %s`, wrk with `taskset -c %s` (`-t1 -c%d`); each measured wrk run is %s after a %s warm-up; %d round(s), order alternating. PostgreSQL, ClickHouse, the broker and the analytics consumer are not pinned.\n\n",
 		b.o.serverCPU, b.o.wrkCPU, b.o.conns, b.o.duration, b.o.warmup, b.o.rounds)
-	if l := report.LoadAverage(); loadHigh(l, m.CPUs) {
+	if l := report.LoadAverage(); report.LoadHigh(l, m.CPUs) {
 		b.printf("> WARNING: load average %s at start: other processes are using the CPUs and the figures will be noisy.\n\n", l)
 	}
 	var errs []error
@@ -338,15 +338,6 @@ func (b *bench) run() error {
 	}
 	b.printf("## Summary\n\n%s\nLoad average at the end: %s.\n", b.verdicts.Markdown(), report.LoadAverage())
 	return errors.Join(errs...)
-}
-
-func loadHigh(load string, cpus int) bool {
-	f := strings.Fields(load)
-	if len(f) == 0 {
-		return false
-	}
-	l1, err := strconv.ParseFloat(f[0], 64)
-	return err == nil && l1 > 0.5*float64(cpus)
 }
 
 // binaries are the programs the phases start, copied from -bin.

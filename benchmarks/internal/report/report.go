@@ -76,6 +76,17 @@ func LoadAverage() string {
 	return strings.Join(f[:3], " ")
 }
 
+// LoadHigh reports whether load (LoadAverage's) says that other processes
+// keep more than half of the cpus busy: figures taken now are noisy.
+func LoadHigh(load string, cpus int) bool {
+	f := strings.Fields(load)
+	if len(f) == 0 {
+		return false
+	}
+	l1, err := strconv.ParseFloat(f[0], 64)
+	return err == nil && l1 > 0.5*float64(cpus)
+}
+
 func cpuModel() string {
 	f, err := os.Open("/proc/cpuinfo")
 	if err != nil {

@@ -1,6 +1,7 @@
-package main
+package bare
 
 import (
+	"log/slog"
 	"net"
 	"net/http"
 	"testing"
@@ -13,7 +14,7 @@ func TestAnswersEveryRequestWithTheRedirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := newServer("https://example.com/landing?a=1")
+	srv := NewServer("https://example.com/landing?a=1", slog.Default())
 	go srv.Serve(ln)
 	defer srv.Shutdown()
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
