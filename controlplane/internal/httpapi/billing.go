@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"errors"
-	"io"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -59,13 +57,9 @@ func (a *API) checkout(w http.ResponseWriter, r *http.Request, in billing.Checko
 // decodeOptionalJSON is decodeJSON for a body that may also be absent (or
 // blank): dst then stays as it is.
 func decodeOptionalJSON(r *http.Request, dst any) error {
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return fault.New(fault.PayloadTooLarge, "request body is larger than %d bytes", MaxBodyBytes)
-		}
-		return fault.Field(fault.Validation, "body", "could not be read")
+		return err
 	}
 	if strings.TrimSpace(string(body)) == "" {
 		return nil
@@ -77,14 +71,9 @@ func decodeOptionalJSON(r *http.Request, dst any) error {
 // signature (Stripe-Signature) proves them, and guard counts them per client
 // IP like the other public routes.
 func (a *API) stripeWebhook(w http.ResponseWriter, r *http.Request) {
-	payload, err := io.ReadAll(r.Body)
+	payload, err := readBody(r)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			a.writeError(w, r, fault.New(fault.PayloadTooLarge, "request body is larger than %d bytes", MaxBodyBytes))
-			return
-		}
-		a.writeError(w, r, fault.Field(fault.Validation, "body", "could not be read"))
+		a.writeError(w, r, err)
 		return
 	}
 	res, err := a.billing.StripeWebhook(r.Context(), payload, r.Header.Get("Stripe-Signature"))

@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -23,14 +21,9 @@ const maxBulkLinks = 100
 // bulk create, a batch whose items all fail is still a 200. It counts as one
 // request against the rate limit.
 func (a *API) createLinksBulk(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			a.writeError(w, r, fault.New(fault.PayloadTooLarge, "request body is larger than %d bytes", MaxBodyBytes))
-			return
-		}
-		a.writeError(w, r, fault.Field(fault.Validation, "body", "could not be read"))
+		a.writeError(w, r, err)
 		return
 	}
 	items, err := decodeBulk(body)

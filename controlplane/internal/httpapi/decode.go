@@ -23,15 +23,26 @@ const MaxBodyBytes = 1 << 20
 // object, unknown fields and wrong types are VALIDATION_ERROR, with every
 // offending field named in details.fields.
 func decodeJSON(r *http.Request, dst any) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	return decodeObject(body, dst)
+}
+
+// readBody reads the request body, at most MaxBodyBytes (the router's
+// http.MaxBytesReader): a larger one is PAYLOAD_TOO_LARGE, one that cannot be
+// read a VALIDATION_ERROR of the field "body".
+func readBody(r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return fault.New(fault.PayloadTooLarge, "request body is larger than %d bytes", MaxBodyBytes)
+			return nil, fault.New(fault.PayloadTooLarge, "request body is larger than %d bytes", MaxBodyBytes)
 		}
-		return fault.Field(fault.Validation, "body", "could not be read")
+		return nil, fault.Field(fault.Validation, "body", "could not be read")
 	}
-	return decodeObject(body, dst)
+	return body, nil
 }
 
 // decodeObject is decodeJSON on bytes; it is the part the fuzzer drives.

@@ -61,14 +61,9 @@ func (a *API) idempotent(next http.Handler) http.Handler {
 			a.writeError(w, r, err)
 			return
 		}
-		body, err := io.ReadAll(r.Body)
+		body, err := readBody(r)
 		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				a.writeError(w, r, fault.New(fault.PayloadTooLarge, "request body is larger than %d bytes", MaxBodyBytes))
-				return
-			}
-			a.writeError(w, r, fault.Field(fault.Validation, "body", "could not be read"))
+			a.writeError(w, r, err)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

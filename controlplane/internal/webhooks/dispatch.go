@@ -52,9 +52,10 @@ type DispatcherOptions struct {
 	Registry prometheus.Registerer
 }
 
-// leaseTime is how long a claimed delivery is a dispatcher's: it outlives
-// the longest attempt (10 s) by far, so that only a dead dispatcher's
-// deliveries are ever taken over.
+// leaseTime is how long a claimed delivery is a dispatcher's by default
+// (SHORTLINK_WEBHOOK_LEASE): it outlives the longest attempt
+// (SHORTLINK_WEBHOOK_TIMEOUT, 10 s by default) by far, so that only a dead
+// dispatcher's deliveries are ever taken over.
 const leaseTime = time.Minute
 
 // DefaultWorkers is SHORTLINK_WEBHOOK_CONCURRENCY's default.
