@@ -55,6 +55,21 @@ type APIPlane interface {
 	Close()
 }
 
+// EdgePlane is the redirector (edgeplane.Plane). Shutdown and Close are
+// safe on a plane that was not opened.
+type EdgePlane interface {
+	// Open builds the edge on m.Bus and binds its address, before the API
+	// listens (which learns the edge's port here).
+	Open(ctx context.Context, m *Main) error
+	// Serve answers redirects in the background; the channel gets its end.
+	Serve() <-chan error
+	Addr() string
+	// Shutdown finishes the requests in flight (their clicks in the bus);
+	// Close releases what Open opened.
+	Shutdown(ctx context.Context) error
+	Close()
+}
+
 // ClickPlane is the click store and what watches it (clickplane.Plane).
 // Close is safe on a plane that was not opened.
 type ClickPlane interface {
@@ -109,7 +124,7 @@ var shutdownNotice = map[Shape]string{
 }
 
 // Main is one process of the platform. Name, Shape, Stdout and Stderr are
-// set by the binary, with the planes its shape runs (API, Clicks); Open
+// set by the binary, with the planes its shape runs (API, Edge, Clicks); Open
 // fills the rest, leaving nil the parts the shape does not run.
 type Main struct {
 	// Name is the program's name, the banner's first word.
@@ -121,7 +136,8 @@ type Main struct {
 	Config *config.Config
 	Logger *slog.Logger
 	// Registry is the process's /metrics: the API's, the split edge's or
-	// the analytics consumer's. The standalone edge keeps its own (edge.go).
+	// the analytics consumer's. The standalone edge keeps its own
+	// (edgeplane).
 	Registry *prometheus.Registry
 	// Store is the primary database (SQLite or PostgreSQL), which every
 	// process opens: it migrates the schema.
@@ -132,8 +148,9 @@ type Main struct {
 	// API is the control plane (standalone and controlplane): the binary
 	// sets it to apiplane.New().
 	API APIPlane
-	// Edge is the redirector (standalone and edge).
-	Edge *Edge
+	// Edge is the redirector (standalone and edge): the binary sets it to
+	// edgeplane.New().
+	Edge EdgePlane
 	// Clicks is the click store (all but the split edge): the binary sets
 	// it to clickplane.New().
 	Clicks ClickPlane
@@ -165,7 +182,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if m.Config, err = config.Load(nil); err != nil {
 		return err
 	}
-	if m.runsAPI() && m.API == nil || m.Shape != ShapeEdge && m.Clicks == nil {
+	if m.runsAPI() && m.API == nil || m.runsEdge() && m.Edge == nil || m.Shape != ShapeEdge && m.Clicks == nil {
 		return fmt.Errorf("%s: the binary does not link the planes its shape runs", m.Name)
 	}
 	cfg := m.Config
@@ -176,7 +193,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if m.Store, err = sqlstore.Open(ctx, cfg.DatabaseURL, cfg.DataDir); err != nil {
 		return err
 	}
-	m.Registry = newRegistry()
+	m.Registry = NewRegistry()
 	if m.runsAPI() {
 		// Webhook delivery starts before the other planes, as the outbox
 		// may hold deliveries from the last run.
@@ -192,9 +209,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err := m.openBus(ctx); err != nil {
 		return err
 	}
-	if m.Shape == ShapeStandalone || m.Shape == ShapeEdge {
+	if m.runsEdge() {
 		// Before the API: it learns the edge's address (port 0) here.
-		if err := m.openEdge(ctx); err != nil {
+		if err := m.Edge.Open(ctx, m); err != nil {
 			return err
 		}
 	}
@@ -209,7 +226,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	return nil
 }
 
-func (m *Main) runsAPI() bool { return m.Shape == ShapeStandalone || m.Shape == ShapeControlPlane }
+func (m *Main) runsAPI() bool  { return m.Shape == ShapeStandalone || m.Shape == ShapeControlPlane }
+func (m *Main) runsEdge() bool { return m.Shape == ShapeStandalone || m.Shape == ShapeEdge }
 
 // Run serves on the listeners Open bound, prints the banner and returns when
 // ctx ends (nil) or when the process's main server fails: the API where it
@@ -219,8 +237,8 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.runsAPI() {
 		main = m.API.Serve()
 	}
-	if m.Edge != nil {
-		if errc := m.Edge.serve(); main == nil {
+	if m.runsEdge() {
+		if errc := m.Edge.Serve(); main == nil {
 			main = errc
 		} else {
 			// Beside the API, a failed edge is logged and the API goes on.
@@ -259,8 +277,8 @@ func (m *Main) banner() {
 		fmt.Fprintf(w, "  API:         http://%s/api/v1\n", m.API.Addr())
 		shortLinks()
 	}
-	if m.Edge != nil {
-		fmt.Fprintf(w, "  Edge:        http://%s/\n", m.Edge.ln.Addr())
+	if m.runsEdge() {
+		fmt.Fprintf(w, "  Edge:        http://%s/\n", m.Edge.Addr())
 		if !m.runsAPI() {
 			shortLinks()
 		}
@@ -297,8 +315,9 @@ func (m *Main) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	var edgeErr, clicksErr, changesErr, storeErr error
-	if m.Edge != nil {
-		edgeErr = m.Edge.shutdown(ctx)
+	edge := m.runsEdge() && m.Edge != nil
+	if edge {
+		edgeErr = m.Edge.Shutdown(ctx)
 	}
 	if m.Bus != nil {
 		clicksErr, changesErr = m.Bus.close(ctx)
@@ -316,15 +335,15 @@ func (m *Main) Close() error {
 		}
 		err = m.API.Shutdown()
 		m.API.Close()
-	case m.Edge != nil:
+	case edge:
 		// The edge's goodbye to the control planes (changesErr) is best
 		// effort: they forget an edge that went silent.
 		err = errors.Join(edgeErr, clicksErr)
 	default:
 		err = clicksErr
 	}
-	if m.Edge != nil {
-		m.Edge.close()
+	if edge {
+		m.Edge.Close()
 	}
 	if m.Store != nil {
 		m.Store.Close()
@@ -332,9 +351,9 @@ func (m *Main) Close() error {
 	return err
 }
 
-// newRegistry returns a metrics registry with the Go runtime's and the
+// NewRegistry returns a metrics registry with the Go runtime's and the
 // process's collectors.
-func newRegistry() *prometheus.Registry {
+func NewRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg

@@ -27,7 +27,7 @@ func TestBanner(t *testing.T) {
 		m    *Main
 		want string
 	}{
-		{"edge", &Main{Name: "edge", Shape: ShapeEdge, Config: cfg, Edge: &Edge{ln: ln}},
+		{"edge", &Main{Name: "edge", Shape: ShapeEdge, Config: cfg, Edge: edgeAt(addr)},
 			"edge is running\n  Edge:        http://" + addr + "/\n  Short links: https://sho.rt/\n"},
 		{"analytics", &Main{Name: "analytics", Shape: ShapeAnalytics, Config: cfg, Clicks: metricsAt(addr)},
 			"analytics is running\n  Metrics:     http://" + addr + "/metrics\n"},
@@ -76,3 +76,12 @@ func TestOpenWithoutPlanes(t *testing.T) {
 		}
 	}
 }
+
+// edgeAt is an edge plane listening at addr.
+type edgeAt string
+
+func (a edgeAt) Addr() string                    { return string(a) }
+func (edgeAt) Open(context.Context, *Main) error { return nil }
+func (edgeAt) Serve() <-chan error               { return nil }
+func (edgeAt) Shutdown(context.Context) error    { return nil }
+func (edgeAt) Close()                            {}

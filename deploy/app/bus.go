@@ -63,7 +63,7 @@ func (m *Main) openBus(ctx context.Context) error {
 		if m.Shape == ShapeStandalone {
 			// For the other replicas' changes: this one's edge runs
 			// in-process. The split edge acknowledges once it is built
-			// (edge.go).
+			// (edgeplane).
 			b.changes.Acknowledge()
 		}
 	}
@@ -72,6 +72,14 @@ func (m *Main) openBus(ctx context.Context) error {
 		b.consumer = Start(func(ctx context.Context) error { return consumer.Run(ctx, m.Clicks.Write) })
 	}
 	return nil
+}
+
+// Acknowledge makes this process answer the control planes' link changes
+// once applied: the split edge calls it when it is built.
+func (b *Bus) Acknowledge() {
+	if b.changes != nil {
+		b.changes.Acknowledge()
+	}
 }
 
 // close stores or sends every buffered click, the edge's producer first,

@@ -11,10 +11,11 @@ import (
 	"os"
 
 	"shortlink.dev/deploy/app"
+	"shortlink.dev/deploy/app/edgeplane"
 )
 
 func main() {
-	m := &app.Main{Name: "edge", Shape: app.ShapeEdge, Stdout: os.Stdout, Stderr: os.Stderr}
+	m := &app.Main{Name: "edge", Shape: app.ShapeEdge, Edge: edgeplane.New(), Stdout: os.Stdout, Stderr: os.Stderr}
 	if err := app.Serve(context.Background(), m); err != nil {
 		fmt.Fprintln(os.Stderr, "edge:", err)
 		os.Exit(1)

@@ -16,6 +16,7 @@ import (
 	"shortlink.dev/deploy/app"
 	"shortlink.dev/deploy/app/apiplane"
 	"shortlink.dev/deploy/app/clickplane"
+	"shortlink.dev/deploy/app/edgeplane"
 )
 
 func main() {
@@ -27,5 +28,5 @@ func main() {
 }
 
 func serve(ctx context.Context, stdout, stderr io.Writer) error {
-	return app.Serve(ctx, &app.Main{Name: "shortlink", Shape: app.ShapeStandalone, API: apiplane.New(), Clicks: clickplane.New(), Stdout: stdout, Stderr: stderr})
+	return app.Serve(ctx, &app.Main{Name: "shortlink", Shape: app.ShapeStandalone, API: apiplane.New(), Edge: edgeplane.New(), Clicks: clickplane.New(), Stdout: stdout, Stderr: stderr})
 }

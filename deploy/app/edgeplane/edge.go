@@ -1,18 +1,23 @@
-package app
+// Package edgeplane is the redirector of a process (deploy/app): edge/redirect
+// with its listener. The standalone and edge binaries link it in; the split
+// control plane and the analytics consumer do not.
+package edgeplane
 
 import (
 	"context"
 	"fmt"
 	"net"
 
+	"shortlink.dev/deploy/app"
 	"shortlink.dev/edge/redirect"
 	"shortlink.dev/shared/sqlstore"
 )
 
-// Edge is the redirector with its listener (SHORTLINK_EDGE_ADDR).
-type Edge struct {
-	*redirect.Edge
-	ln net.Listener
+// Plane is the redirector with its listener (SHORTLINK_EDGE_ADDR):
+// app.EdgePlane.
+type Plane struct {
+	edge *redirect.Edge
+	ln   net.Listener
 	// reader is the split edge's read-only pool.
 	reader *sqlstore.Store
 }
@@ -31,15 +36,16 @@ func (s source) ClickLimitReached(ctx context.Context, linkID string) (bool, err
 	return s.primary.ClickLimitReached(ctx, linkID)
 }
 
-// openEdge builds the edge on the bus and binds its address.
-func (m *Main) openEdge(ctx context.Context) error {
-	e := &Edge{}
-	m.Edge = e
+// New returns the edge plane, for a binary's app.Main.
+func New() *Plane { return &Plane{} }
+
+// Open builds the edge on the bus and binds its address.
+func (e *Plane) Open(ctx context.Context, m *app.Main) error {
 	cfg := m.Config
 	opts := redirect.Options{
 		Config: cfg, Clicks: m.Bus.Producer, Changes: m.Bus.Changes, Logger: m.Logger,
 	}
-	if m.Shape == ShapeEdge {
+	if m.Shape == app.ShapeEdge {
 		// The split edge reads links from the database's read-only pool (the
 		// click-limit charge is its one write) and its /metrics is the
 		// process's.
@@ -57,7 +63,7 @@ func (m *Main) openEdge(ctx context.Context) error {
 		// The edge listener is public: its /metrics shows the edge's series
 		// only, never the control plane's (routes, key ids), which stay on the
 		// API listener's registry.
-		opts.Registry = newRegistry()
+		opts.Registry = app.NewRegistry()
 		if cfg.DatabaseURL != "" {
 			// On PostgreSQL several of these may serve one deployment: they
 			// count password tries together. On SQLite this edge is the only
@@ -70,12 +76,12 @@ func (m *Main) openEdge(ctx context.Context) error {
 		return err
 	}
 	opts.Secret = secret
-	if e.Edge, err = redirect.New(opts); err != nil {
+	if e.edge, err = redirect.New(opts); err != nil {
 		return err
 	}
-	if m.Shape == ShapeEdge {
+	if m.Shape == app.ShapeEdge {
 		// The control planes answer a link change once this edge has applied it.
-		m.Bus.changes.Acknowledge()
+		m.Bus.Acknowledge()
 	}
 	if e.ln, err = net.Listen("tcp", cfg.EdgeAddr); err != nil {
 		return fmt.Errorf("cannot listen on SHORTLINK_EDGE_ADDR=%s: %w", cfg.EdgeAddr, err)
@@ -86,20 +92,24 @@ func (m *Main) openEdge(ctx context.Context) error {
 	return nil
 }
 
-// serve answers redirects in the background; the channel gets Serve's end.
-func (e *Edge) serve() <-chan error {
+// Addr is the listener's address.
+func (e *Plane) Addr() string { return e.ln.Addr().String() }
+
+// Serve answers redirects in the background; the channel gets Serve's end.
+func (e *Plane) Serve() <-chan error {
 	errc := make(chan error, 1)
-	go func() { errc <- e.Serve(e.ln) }()
+	go func() { errc <- e.edge.Serve(e.ln) }()
 	return errc
 }
 
-// shutdown stops accepting connections and waits, until ctx ends, for the
-// requests in flight: their clicks are in the bus when it returns.
-func (e *Edge) shutdown(ctx context.Context) error {
-	if e.Edge == nil {
+// Shutdown stops accepting connections and waits, until ctx ends, for the
+// requests in flight: their clicks are in the bus when it returns. It is
+// safe on a plane that was not opened.
+func (e *Plane) Shutdown(ctx context.Context) error {
+	if e.edge == nil {
 		return nil
 	}
-	err := e.Shutdown(ctx)
+	err := e.edge.Shutdown(ctx)
 	if e.ln != nil {
 		// Shutdown closes the listeners Serve took; this one may not have
 		// been served yet (a signal right after Open).
@@ -108,8 +118,8 @@ func (e *Edge) shutdown(ctx context.Context) error {
 	return err
 }
 
-// close releases the read-only pool.
-func (e *Edge) close() {
+// Close releases the read-only pool.
+func (e *Plane) Close() {
 	if e.reader != nil {
 		e.reader.Close()
 	}
