@@ -184,6 +184,10 @@ type GalleryItemUpdate = api.GalleryItemUpdate
 // PublicGallery is the public view of a published gallery.
 type PublicGallery = api.PublicGallery
 
+// PublicGalleryItem is an item of the public view; a link item's URL is
+// its short link's address.
+type PublicGalleryItem = api.PublicGalleryItem
+
 // CreateGallery creates a gallery, unpublished (galleries:write).
 func (c *Client) CreateGallery(ctx context.Context, in GalleryInput) (*Gallery, error) {
 	var g Gallery
