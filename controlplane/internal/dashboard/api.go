@@ -86,6 +86,19 @@ func (d *Dashboard) api(r *http.Request) *client.Client {
 	return c
 }
 
+// listAll asks a list page's list for its first 100 items.
+var listAll = client.Page{PerPage: 100}
+
+// renderListed renders the page name once load has read its list with the
+// session's client; an error of load is the page's problem (and status)
+// unless v shows one already.
+func (d *Dashboard) renderListed(w http.ResponseWriter, r *http.Request, status int, name string, v view, load func(*client.Client) error) {
+	if problem := problemOf(load(d.api(r))); problem != nil && v.Problem == nil {
+		v.Problem, status = problem, problem.Status
+	}
+	d.render(w, r, status, name, v)
+}
+
 // maxPage is the highest page number the API accepts.
 const maxPage = 1_000_000
 

@@ -18,12 +18,10 @@ type domainsPage struct {
 
 func (d *Dashboard) renderDomains(w http.ResponseWriter, r *http.Request, status int, p *domainsPage, problem *apiError) {
 	v := view{Title: "Domains", Nav: "domains", Data: p, Problem: problem}
-	var err error
-	if p.Domains, _, err = d.api(r).ListDomains(r.Context(), client.Page{PerPage: 100}); err != nil && problem == nil {
-		v.Problem = problemOf(err)
-		status = v.Problem.Status
-	}
-	d.render(w, r, status, "domains", v)
+	d.renderListed(w, r, status, "domains", v, func(c *client.Client) (err error) {
+		p.Domains, _, err = c.ListDomains(r.Context(), listAll)
+		return err
+	})
 }
 
 func (d *Dashboard) listDomains(w http.ResponseWriter, r *http.Request) {

@@ -43,12 +43,10 @@ type galleriesPage struct {
 func (d *Dashboard) renderGalleries(w http.ResponseWriter, r *http.Request, status int, p *galleriesPage, problem *apiError) {
 	p.Themes = gallery.Themes
 	v := view{Title: "Galleries", Nav: "galleries", Data: p, Problem: problem}
-	var err error
-	if p.Galleries, _, err = d.api(r).ListGalleries(r.Context(), client.Page{PerPage: 100}); err != nil && problem == nil {
-		v.Problem = problemOf(err)
-		status = v.Problem.Status
-	}
-	d.render(w, r, status, "galleries", v)
+	d.renderListed(w, r, status, "galleries", v, func(c *client.Client) (err error) {
+		p.Galleries, _, err = c.ListGalleries(r.Context(), listAll)
+		return err
+	})
 }
 
 func (d *Dashboard) listGalleries(w http.ResponseWriter, r *http.Request) {

@@ -231,7 +231,7 @@ func (f *linkForm) withBlankGeo() *linkForm {
 // domainNames lists the workspace's verified domains for the form (none
 // when the key may not read domains).
 func (d *Dashboard) domainNames(r *http.Request) []string {
-	ds, _, err := d.api(r).ListDomains(r.Context(), client.Page{PerPage: 100})
+	ds, _, err := d.api(r).ListDomains(r.Context(), listAll)
 	if err != nil {
 		return nil
 	}

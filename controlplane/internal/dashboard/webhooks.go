@@ -27,12 +27,10 @@ type webhooksPage struct {
 func (d *Dashboard) renderWebhooks(w http.ResponseWriter, r *http.Request, status int, p *webhooksPage, problem *apiError) {
 	p.Events = webhook.Events
 	v := view{Title: "Webhooks", Nav: "webhooks", Data: p, Problem: problem}
-	var err error
-	if p.Webhooks, _, err = d.api(r).ListWebhooks(r.Context(), client.Page{PerPage: 100}); err != nil && problem == nil {
-		v.Problem = problemOf(err)
-		status = v.Problem.Status
-	}
-	d.render(w, r, status, "webhooks", v)
+	d.renderListed(w, r, status, "webhooks", v, func(c *client.Client) (err error) {
+		p.Webhooks, _, err = c.ListWebhooks(r.Context(), listAll)
+		return err
+	})
 }
 
 func (d *Dashboard) listWebhooks(w http.ResponseWriter, r *http.Request) {
