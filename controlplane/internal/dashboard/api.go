@@ -89,12 +89,18 @@ func (d *Dashboard) api(r *http.Request) *client.Client {
 // listAll asks a list page's list for its first 100 items.
 var listAll = client.Page{PerPage: 100}
 
-// renderListed renders the page name once load has read its list with the
-// session's client; an error of load is the page's problem (and status)
+// lister is a list operation of the client, as a method expression:
+// (*client.Client).ListDomains.
+type lister[T any] func(*client.Client, context.Context, client.Page) ([]T, client.Meta, error)
+
+// renderListed renders the page name once list has read the first 100
+// items into dst; an error of list is the page's problem (and status)
 // unless v shows one already.
-func (d *Dashboard) renderListed(w http.ResponseWriter, r *http.Request, status int, name string, v view, load func(*client.Client) error) {
-	if problem := problemOf(load(d.api(r))); problem != nil && v.Problem == nil {
-		v.Problem, status = problem, problem.Status
+func renderListed[T any](d *Dashboard, w http.ResponseWriter, r *http.Request, status int, name string, v view, dst *[]T, list lister[T]) {
+	var err error
+	if *dst, _, err = list(d.api(r), r.Context(), listAll); err != nil && v.Problem == nil {
+		v.Problem = problemOf(err)
+		status = v.Problem.Status
 	}
 	d.render(w, r, status, name, v)
 }

@@ -18,10 +18,7 @@ type domainsPage struct {
 
 func (d *Dashboard) renderDomains(w http.ResponseWriter, r *http.Request, status int, p *domainsPage, problem *apiError) {
 	v := view{Title: "Domains", Nav: "domains", Data: p, Problem: problem}
-	d.renderListed(w, r, status, "domains", v, func(c *client.Client) (err error) {
-		p.Domains, _, err = c.ListDomains(r.Context(), listAll)
-		return err
-	})
+	renderListed(d, w, r, status, "domains", v, &p.Domains, (*client.Client).ListDomains)
 }
 
 func (d *Dashboard) listDomains(w http.ResponseWriter, r *http.Request) {

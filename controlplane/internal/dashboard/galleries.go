@@ -43,10 +43,7 @@ type galleriesPage struct {
 func (d *Dashboard) renderGalleries(w http.ResponseWriter, r *http.Request, status int, p *galleriesPage, problem *apiError) {
 	p.Themes = gallery.Themes
 	v := view{Title: "Galleries", Nav: "galleries", Data: p, Problem: problem}
-	d.renderListed(w, r, status, "galleries", v, func(c *client.Client) (err error) {
-		p.Galleries, _, err = c.ListGalleries(r.Context(), listAll)
-		return err
-	})
+	renderListed(d, w, r, status, "galleries", v, &p.Galleries, (*client.Client).ListGalleries)
 }
 
 func (d *Dashboard) listGalleries(w http.ResponseWriter, r *http.Request) {

@@ -3,8 +3,6 @@ package dashboard_test
 import (
 	"encoding/json"
 	"html"
-	"io"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -14,23 +12,14 @@ import (
 // status and message (the test fails on a success).
 func apiRefusal(t *testing.T, e *env, key, method, path string, body any) (int, string) {
 	t.Helper()
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(method, e.srv.URL+"/api/v1"+path, strings.NewReader(string(b)))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
+	status, raw := apiDo(t, e, key, method, path, body)
 	var env struct {
 		Error struct{ Message string } `json:"error"`
 	}
-	if res.StatusCode < 400 || json.Unmarshal(raw, &env) != nil {
-		t.Fatalf("%s %s: %d %s, want an error answer", method, path, res.StatusCode, raw)
+	if status < 400 || json.Unmarshal(raw, &env) != nil {
+		t.Fatalf("%s %s: %d %s, want an error answer", method, path, status, raw)
 	}
-	return res.StatusCode, env.Error.Message
+	return status, env.Error.Message
 }
 
 // TestDashValuesTheClientCannotSendAreRefusedInTheAPIsWords: the typed

@@ -27,10 +27,7 @@ type webhooksPage struct {
 func (d *Dashboard) renderWebhooks(w http.ResponseWriter, r *http.Request, status int, p *webhooksPage, problem *apiError) {
 	p.Events = webhook.Events
 	v := view{Title: "Webhooks", Nav: "webhooks", Data: p, Problem: problem}
-	d.renderListed(w, r, status, "webhooks", v, func(c *client.Client) (err error) {
-		p.Webhooks, _, err = c.ListWebhooks(r.Context(), listAll)
-		return err
-	})
+	renderListed(d, w, r, status, "webhooks", v, &p.Webhooks, (*client.Client).ListWebhooks)
 }
 
 func (d *Dashboard) listWebhooks(w http.ResponseWriter, r *http.Request) {
