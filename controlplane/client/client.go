@@ -117,6 +117,8 @@ type call struct {
 type rawBody struct {
 	body        []byte
 	contentType string
+	// disposition is the Content-Disposition header.
+	disposition string
 }
 
 // path joins escaped segments: path("links", id, "stats") → /links/{id}/stats.
@@ -182,6 +184,7 @@ func (c *Client) do(ctx context.Context, cl call) error {
 	}
 	if cl.raw != nil {
 		cl.raw.body, cl.raw.contentType = body, res.Header.Get("Content-Type")
+		cl.raw.disposition = res.Header.Get("Content-Disposition")
 		return nil
 	}
 	if res.StatusCode == http.StatusNoContent || cl.data == nil {

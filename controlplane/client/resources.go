@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -63,6 +64,9 @@ type QRImage struct {
 	// Format is svg or png; Data holds the image's bytes.
 	Format string
 	Data   []byte
+	// Filename is the file name the API gave a saved code's download
+	// (Content-Disposition); empty for a generated code.
+	Filename string
 }
 
 // GenerateQR draws a QR code of url (public: no key needed). format is svg
@@ -145,11 +149,14 @@ func (c *Client) DownloadQRCode(ctx context.Context, id, format string) (*QRImag
 	if err := c.do(ctx, call{method: http.MethodGet, path: path("qr", id, "download"), query: q, raw: &raw}); err != nil {
 		return nil, err
 	}
-	f := "svg"
+	img := &QRImage{Format: "svg", Data: raw.body}
 	if strings.HasPrefix(raw.contentType, "image/png") {
-		f = "png"
+		img.Format = "png"
 	}
-	return &QRImage{Format: f, Data: raw.body}, nil
+	if _, params, err := mime.ParseMediaType(raw.disposition); err == nil {
+		img.Filename = params["filename"]
+	}
+	return img, nil
 }
 
 // SocialLink is a social profile of a gallery.
@@ -176,6 +183,10 @@ type GalleryItemUpdate = api.GalleryItemUpdate
 
 // PublicGallery is the public view of a published gallery.
 type PublicGallery = api.PublicGallery
+
+// PublicGalleryItem is an item of the public view; a link item's URL is
+// its short link's address.
+type PublicGalleryItem = api.PublicGalleryItem
 
 // CreateGallery creates a gallery, unpublished (galleries:write).
 func (c *Client) CreateGallery(ctx context.Context, in GalleryInput) (*Gallery, error) {

@@ -67,6 +67,28 @@ var AllPermissions = []Permission{
 	UsageRead, BillingWrite, KeysWrite,
 }
 
+// PermissionGroup is a resource and its permissions, the way a key's form
+// offers them: one row per resource.
+type PermissionGroup struct {
+	// Label names the resource for people.
+	Label string
+	// Permissions are the resource's, reading first.
+	Permissions []Permission
+}
+
+// PermissionGroups holds every permission of AllPermissions once, by resource.
+var PermissionGroups = []PermissionGroup{
+	{"Links", []Permission{LinksRead, LinksWrite}},
+	{"Analytics", []Permission{AnalyticsRead}},
+	{"Domains", []Permission{DomainsRead, DomainsWrite}},
+	{"QR codes", []Permission{QRRead, QRWrite}},
+	{"Galleries", []Permission{GalleriesRead, GalleriesWrite}},
+	{"Webhooks", []Permission{WebhooksRead, WebhooksWrite}},
+	{"Usage", []Permission{UsageRead}},
+	{"Billing", []Permission{BillingWrite}},
+	{"API keys", []Permission{KeysWrite}},
+}
+
 // ParsePermissions checks a list of permission names and returns it sorted,
 // without duplicates.
 func ParsePermissions(names []string) ([]Permission, error) {

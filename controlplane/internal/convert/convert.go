@@ -162,6 +162,26 @@ func PublicGallery(p *gallery.Public) api.PublicGallery {
 	return out
 }
 
+// GalleryPublic is PublicGallery the other way: the public view as the API
+// sent it, for gallery/page's renderer (the dashboard's preview).
+func GalleryPublic(p *api.PublicGallery) *gallery.Public {
+	out := &gallery.Public{
+		Slug: p.Slug, Domain: p.Domain, URL: p.URL, Title: p.Title, Bio: p.Bio, AvatarURL: p.AvatarURL,
+		Theme: gallery.Theme(p.Theme), CustomCSS: p.CustomCSS, SocialLinks: make([]gallery.SocialLink, len(p.SocialLinks)),
+		Items: make([]gallery.PublicItem, len(p.Items)),
+	}
+	for i, s := range p.SocialLinks {
+		out.SocialLinks[i] = gallery.SocialLink{Platform: s.Platform, URL: s.URL}
+	}
+	for i, it := range p.Items {
+		out.Items[i] = gallery.PublicItem{
+			Type: gallery.ItemType(it.Type), Title: it.Title, URL: it.URL, IconName: it.IconName,
+			ThumbnailURL: it.ThumbnailURL, EmbedType: it.EmbedType, EmbedData: it.EmbedData,
+		}
+	}
+	return out
+}
+
 // socialLinks is never nil: a gallery without profiles shows [].
 func socialLinks(in []gallery.SocialLink) []api.SocialLink {
 	out := make([]api.SocialLink, len(in))

@@ -95,3 +95,20 @@ func TestAnswersAreTheGoldenJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestDashGalleryPublicRoundTrips: the public view, sent as the API's and
+// read back, is the view the edge renders.
+func TestDashGalleryPublicRoundTrips(t *testing.T) {
+	title, u, emb := "Ada", "http://s/a", "youtube"
+	p := &gallery.Public{Slug: "ada", Domain: "s", URL: "http://s/bio/ada", Title: &title, Theme: gallery.ThemeDark,
+		SocialLinks: []gallery.SocialLink{{Platform: "github", URL: "https://github.com/ada"}},
+		Items: []gallery.PublicItem{{Type: gallery.ItemLink, Title: &title, URL: &u},
+			{Type: "embed", EmbedType: &emb, EmbedData: map[string]string{"videoId": "x"}}}}
+	a := convert.PublicGallery(p)
+	back := convert.GalleryPublic(&a)
+	want, _ := json.Marshal(p)
+	got, _ := json.Marshal(back)
+	if !bytes.Equal(got, want) {
+		t.Errorf("round trip\n got %s\nwant %s", got, want)
+	}
+}

@@ -1,16 +1,16 @@
 package dashboard
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sort"
-	"strings"
+	"strconv"
 
 	"github.com/go-chi/chi/v5"
+
+	"shortlink.dev/controlplane/client"
 )
 
 // apiError is an error the API answered, shown on the page in words.
@@ -34,120 +34,90 @@ func (e *apiError) FieldList() [][2]string {
 
 func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
 
-// listMeta is the meta of a list answer.
-type listMeta struct {
-	Page    int  `json:"page"`
-	PerPage int  `json:"perPage"`
-	Total   int  `json:"total"`
-	HasMore bool `json:"hasMore"`
-}
-
-// apiResult is the API's answer to an in-process request.
-type apiResult struct {
-	Status int
-	Header http.Header
-	Body   []byte
-	Data   json.RawMessage
-	Meta   *listMeta
-	Err    *apiError
-}
-
-// call serves method path (below /api/v1, with its query) with the JSON of
-// body by the API's own handler, acting for the session's key, and reads the
-// answer. A transport-level failure cannot happen in process; an answer that
-// is not the API's envelope is reported as an error.
-func (d *Dashboard) call(r *http.Request, method, path string, body any) *apiResult {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return &apiResult{Err: &apiError{Status: 500, Code: "INTERNAL_ERROR", Message: err.Error()}}
-		}
-		rd = bytes.NewReader(b)
-	}
-	// A fresh routing context: chi would otherwise reuse the dashboard's.
-	ctx := context.WithValue(r.Context(), chi.RouteCtxKey, (*chi.Context)(nil))
-	ctx = d.o.WithKey(ctx, sessionOf(r).key)
-	req, err := http.NewRequestWithContext(ctx, method, "/api/v1"+path, rd)
-	if err != nil {
-		return &apiResult{Err: &apiError{Status: 400, Code: "VALIDATION_ERROR", Message: err.Error()}}
-	}
-	req.RemoteAddr = r.RemoteAddr
-	req.Host = r.Host
-	if v := r.Header.Get("X-Forwarded-For"); v != "" {
-		req.Header.Set("X-Forwarded-For", v)
-	}
-	req.Header.Set("User-Agent", r.UserAgent())
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	rec := &recorder{header: http.Header{}, status: http.StatusOK}
-	d.o.API.ServeHTTP(rec, req)
-
-	res := &apiResult{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}
-	if !strings.HasPrefix(rec.header.Get("Content-Type"), "application/json") || rec.status == http.StatusNoContent {
-		return res
-	}
-	var env struct {
-		Success bool            `json:"success"`
-		Data    json.RawMessage `json:"data"`
-		Meta    *listMeta       `json:"meta"`
-		Error   *struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-			Details struct {
-				Fields map[string]string `json:"fields"`
-			} `json:"details"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(res.Body, &env); err != nil {
-		res.Err = &apiError{Status: rec.status, Code: "INTERNAL_ERROR", Message: "the API's answer could not be read"}
-		return res
-	}
-	if env.Error != nil {
-		res.Err = &apiError{Status: rec.status, Code: env.Error.Code, Message: env.Error.Message, Fields: env.Error.Details.Fields}
-		return res
-	}
-	res.Data, res.Meta = env.Data, env.Meta
-	if res.Data == nil && rec.status < 300 {
-		// A bare object (checkout answers {sessionId, url}).
-		res.Data = res.Body
-	}
-	return res
-}
-
-// into decodes the answer's data into v; an API error, or data that do
-// not decode, is returned.
-func (res *apiResult) into(v any) *apiError {
-	if res.Err != nil {
-		return res.Err
-	}
-	if v == nil {
+// problemOf is the page's account of an error of the API client: the API's
+// error answer as it came (status, code, message, fields), or an internal
+// error when the answer could not be read. A nil err is no problem.
+func problemOf(err error) *apiError {
+	if err == nil {
 		return nil
 	}
-	if err := json.Unmarshal(res.Data, v); err != nil {
-		return &apiError{Status: 500, Code: "INTERNAL_ERROR", Message: "the API's answer could not be read: " + err.Error()}
+	var e *client.Error
+	if errors.As(err, &e) {
+		return &apiError{Status: e.Status, Code: e.Code, Message: e.Message, Fields: e.Fields}
 	}
-	return nil
+	return &apiError{Status: http.StatusInternalServerError, Code: client.CodeInternal,
+		Message: "the API's answer could not be read: " + err.Error()}
 }
 
-// recorder is the ResponseWriter of an in-process request.
-type recorder struct {
-	header http.Header
-	status int
-	wrote  bool
-	body   bytes.Buffer
+// fieldError is a problem with a form field found before the API was asked:
+// what the API would answer, had the value been sendable.
+func fieldError(field, msg string) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Code: client.CodeValidation, Message: field + ": " + msg,
+		Fields: map[string]string{field: msg}}
 }
 
-func (r *recorder) Header() http.Header { return r.header }
+// apiBase is the in-process client's base URL; nothing dials its host.
+const apiBase = "http://dashboard.invalid/api/v1"
 
-func (r *recorder) WriteHeader(status int) {
-	if !r.wrote {
-		r.status, r.wrote = status, true
+// api returns a client of the API acting for the session's key. Its
+// requests never leave the process: the API's own handler serves them, as
+// if the browser had sent them with the key's value, so that permissions,
+// validation, limits and idempotency are the API's. They carry the
+// browser's address (RemoteAddr, and X-Forwarded-For, which counts only
+// from a trusted proxy), host and User-Agent.
+func (d *Dashboard) api(r *http.Request) *client.Client {
+	key := sessionOf(r).key
+	serve := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		// A fresh routing context: chi would otherwise reuse the dashboard's.
+		ctx := context.WithValue(req.Context(), chi.RouteCtxKey, (*chi.Context)(nil))
+		req = req.WithContext(d.o.WithKey(ctx, key))
+		req.RemoteAddr, req.Host = r.RemoteAddr, r.Host
+		req.Header.Del("X-Forwarded-For")
+		if v := r.Header.Get("X-Forwarded-For"); v != "" {
+			req.Header.Set("X-Forwarded-For", v)
+		}
+		req.Header.Set("User-Agent", r.UserAgent())
+		d.o.API.ServeHTTP(w, req)
+	})
+	c, err := client.New(apiBase, "", client.WithHandler(serve))
+	if err != nil {
+		panic("dashboard: " + err.Error()) // apiBase is a constant
 	}
+	return c
 }
 
-func (r *recorder) Write(b []byte) (int, error) {
-	r.wrote = true
-	return r.body.Write(b)
+// listAll asks a list page's list for its first 100 items.
+var listAll = client.Page{PerPage: 100}
+
+// lister is a list operation of the client, as a method expression:
+// (*client.Client).ListDomains.
+type lister[T any] func(*client.Client, context.Context, client.Page) ([]T, client.Meta, error)
+
+// renderListed renders the page name once list has read the first 100
+// items into dst; an error of list is the page's problem (and status)
+// unless v shows one already.
+func renderListed[T any](d *Dashboard, w http.ResponseWriter, r *http.Request, status int, name string, v view, dst *[]T, list lister[T]) {
+	var err error
+	if *dst, _, err = list(d.api(r), r.Context(), listAll); err != nil && v.Problem == nil {
+		v.Problem = problemOf(err)
+		status = v.Problem.Status
+	}
+	d.render(w, r, status, name, v)
+}
+
+// maxPage is the highest page number the API accepts.
+const maxPage = 1_000_000
+
+// pageOf is the request's ?page= (1 when absent). A value that is no page
+// number is refused as the API refuses it: the typed client cannot send it.
+func pageOf(r *http.Request) (int, *apiError) {
+	v := r.URL.Query().Get("page")
+	if v == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxPage {
+		return 0, fieldError("page", "must be a whole number of at least 1")
+	}
+	return n, nil
 }

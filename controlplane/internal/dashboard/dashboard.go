@@ -1,9 +1,11 @@
 // Package dashboard is the control plane's web dashboard: server-rendered
 // pages (html/template) at the root of SHORTLINK_API_ADDR, signed in with an
-// API key. Every page acts through the API itself: a request is built in
-// process, carrying the session's key, and served by the API's own handler,
-// so that permissions, validation, rate limits and error messages are the
-// API's. Assets are embedded and served under content-hashed names.
+// API key. Every page acts through the API itself, with the typed Go client
+// (controlplane/client) whose requests stay in process: the API's own
+// handler serves them for the session's key, so that permissions,
+// validation, rate limits, idempotency and error messages are the API's,
+// and every call is checked by the compiler. Assets are embedded and served
+// under content-hashed names.
 package dashboard
 
 import (

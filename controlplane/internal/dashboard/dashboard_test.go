@@ -862,8 +862,9 @@ func TestInProcessKeyIsNotReachableFromOutside(t *testing.T) {
 	}
 }
 
-// apiJSON calls the API with the key and decodes the envelope's data into v.
-func apiJSON(t *testing.T, e *env, key, method, path string, body any, v any) {
+// apiDo calls the API with the key and the JSON of body (nil: none) and
+// returns the answer's status and body.
+func apiDo(t *testing.T, e *env, key, method, path string, body any) (int, []byte) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -884,8 +885,15 @@ func apiJSON(t *testing.T, e *env, key, method, path string, body any, v any) {
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
-	if res.StatusCode >= 300 {
-		t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, raw)
+	return res.StatusCode, raw
+}
+
+// apiJSON calls the API with the key and decodes the envelope's data into v.
+func apiJSON(t *testing.T, e *env, key, method, path string, body any, v any) {
+	t.Helper()
+	status, raw := apiDo(t, e, key, method, path, body)
+	if status >= 300 {
+		t.Fatalf("%s %s: %d %s", method, path, status, raw)
 	}
 	if v == nil {
 		return

@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -18,42 +17,19 @@ type keysPage struct {
 	// Form holds what was typed into the create form.
 	Name   string
 	Chosen []string
-	Groups []permGroup
-	Meta   listMeta
-}
-
-// permGroup is a row of permission checkboxes: a resource and its levels.
-type permGroup struct {
-	Label string
-	Perms []string
-}
-
-var permGroups = []permGroup{
-	{"Links", []string{"links:read", "links:write"}},
-	{"Analytics", []string{"analytics:read"}},
-	{"Domains", []string{"domains:read", "domains:write"}},
-	{"QR codes", []string{"qr:read", "qr:write"}},
-	{"Galleries", []string{"galleries:read", "galleries:write"}},
-	{"Webhooks", []string{"webhooks:read", "webhooks:write"}},
-	{"Usage", []string{"usage:read"}},
-	{"Billing", []string{"billing:write"}},
-	{"API keys", []string{"keys:write"}},
+	Groups []workspace.PermissionGroup
+	Meta   client.Meta
 }
 
 func (d *Dashboard) keysPage(r *http.Request, p *keysPage) *apiError {
-	p.Groups = permGroups
-	page := r.URL.Query().Get("page")
-	if page == "" {
-		page = "1"
+	p.Groups = workspace.PermissionGroups
+	page, problem := pageOf(r)
+	if problem != nil {
+		return problem
 	}
-	res := d.call(r, "GET", "/api-keys?perPage=100&page="+url.QueryEscape(page), nil)
-	if err := res.into(&p.Keys); err != nil {
-		return err
-	}
-	if res.Meta != nil {
-		p.Meta = *res.Meta
-	}
-	return nil
+	var err error
+	p.Keys, p.Meta, err = d.api(r).ListAPIKeys(r.Context(), client.Page{Page: page, PerPage: 100})
+	return problemOf(err)
 }
 
 func (d *Dashboard) listKeys(w http.ResponseWriter, r *http.Request) {
@@ -79,8 +55,8 @@ func (d *Dashboard) createKey(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	v := view{Title: "API keys", Nav: "keys", Data: p}
-	var k client.APIKey
-	if problem := d.call(r, "POST", "/api-keys", map[string]any{"name": p.Name, "permissions": p.Chosen}).into(&k); problem != nil {
+	k, err := d.api(r).CreateAPIKey(r.Context(), p.Name, p.Chosen)
+	if problem := problemOf(err); problem != nil {
 		v.Problem = problem
 		if err := d.keysPage(r, p); err != nil {
 			v.Problem = err
@@ -89,7 +65,7 @@ func (d *Dashboard) createKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Rendered, not redirected: the value is shown this once and kept nowhere.
-	p.Created, p.Name, p.Chosen = &k, "", nil
+	p.Created, p.Name, p.Chosen = k, "", nil
 	if err := d.keysPage(r, p); err != nil {
 		v.Problem = err
 	}
@@ -98,7 +74,7 @@ func (d *Dashboard) createKey(w http.ResponseWriter, r *http.Request) {
 
 func (d *Dashboard) revokeKey(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	if problem := d.call(r, "DELETE", "/api-keys/"+url.PathEscape(id), nil).into(nil); problem != nil {
+	if problem := problemOf(d.api(r).DeleteAPIKey(r.Context(), id)); problem != nil {
 		p := &keysPage{}
 		d.keysPage(r, p)
 		d.render(w, r, problem.Status, "keys", view{Title: "API keys", Nav: "keys", Problem: problem, Data: p})

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"encoding/base64"
 	"html/template"
 	"net/http"
@@ -12,13 +13,13 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"shortlink.dev/api"
+	"shortlink.dev/controlplane/client"
 )
 
 // linkList is the data of the links page.
 type linkList struct {
-	Links    []api.Link
-	Meta     listMeta
+	Links    []client.Link
+	Meta     client.Meta
 	Search   string
 	Tag      string
 	Sort     string
@@ -29,32 +30,22 @@ type linkList struct {
 func (d *Dashboard) listLinks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	data := linkList{Search: q.Get("search"), Tag: q.Get("tag"), Sort: q.Get("sort"), Archived: q.Get("archived") == "true"}
-	page := q.Get("page")
-	if page == "" {
-		page = "1"
-	}
-	api := url.Values{"page": {page}, "perPage": {"20"}}
-	for _, k := range []string{"search", "tag", "sort"} {
-		if v := q.Get(k); v != "" {
-			api.Set(k, v)
-		}
-	}
-	if data.Archived {
-		api.Set("archived", "true")
-	}
-	res := d.call(r, "GET", "/links?"+api.Encode(), nil)
 	v := view{Title: "Links", Nav: "links", Data: &data}
-	if err := res.into(&data.Links); err != nil {
-		v.Problem = err
-		d.render(w, r, err.Status, "links", v)
+	page, problem := pageOf(r)
+	if problem == nil {
+		var err error
+		data.Links, data.Meta, err = d.api(r).ListLinks(r.Context(), client.ListLinksOptions{Page: client.Page{Page: page, PerPage: 20},
+			Search: data.Search, Tag: data.Tag, Sort: data.Sort, Archived: data.Archived})
+		problem = problemOf(err)
+	}
+	if problem != nil {
+		v.Problem = problem
+		d.render(w, r, problem.Status, "links", v)
 		return
 	}
-	if res.Meta != nil {
-		data.Meta = *res.Meta
-		pages := (data.Meta.Total + data.Meta.PerPage - 1) / max(data.Meta.PerPage, 1)
-		for i := 1; i <= pages && i <= 50; i++ {
-			data.Pages = append(data.Pages, i)
-		}
+	pages := (data.Meta.Total + data.Meta.PerPage - 1) / max(data.Meta.PerPage, 1)
+	for i := 1; i <= pages && i <= 50; i++ {
+		data.Pages = append(data.Pages, i)
 	}
 	d.render(w, r, http.StatusOK, "links", v)
 }
@@ -82,7 +73,7 @@ type linkForm struct {
 // geoRows is how many empty country rows the form offers.
 const geoRows = 3
 
-func formOfRecord(l *api.Link) *linkForm {
+func formOfRecord(l *client.Link) *linkForm {
 	f := &linkForm{ID: l.ID, ShortURL: l.ShortURL, DestinationURL: l.DestinationURL, Slug: l.Slug, Domain: l.Domain,
 		Title: str(l.Title), Description: str(l.Description), Tags: strings.Join(l.Tags, ", "), HasPassword: l.HasPassword,
 		ExpiredURL: str(l.ExpiredURL), IOSURL: str(l.IOSURL), AndroidURL: str(l.AndroidURL),
@@ -123,99 +114,110 @@ func formOfRequest(r *http.Request) *linkForm {
 	return f
 }
 
-// fieldProblem is a problem with a form field that the API never saw.
-type fieldProblem struct{ field, msg string }
+// linkValues are the form's fields that are more than text, read.
+type linkValues struct {
+	tags         []string // never nil
+	expiresAt    *time.Time
+	clickLimit   *int64
+	geo, devices map[string]string
+}
 
-// body is the API body of the form. On create, empty fields are left out;
-// on update, they are null (the option is removed).
-func (f *linkForm) body(create bool) (map[string]any, *fieldProblem) {
-	b := map[string]any{}
-	opt := func(k, v string) {
-		switch {
-		case v != "":
-			b[k] = v
-		case !create:
-			b[k] = nil
-		}
-	}
-	b["destinationUrl"] = f.DestinationURL
-	if create {
-		opt("slug", f.Slug)
-		opt("domain", f.Domain)
-	} else {
-		if f.Slug != "" {
-			b["slug"] = f.Slug
-		}
-		if f.Domain != "" {
-			b["domain"] = f.Domain
-		}
-	}
-	opt("title", f.Title)
-	opt("description", f.Description)
-	tags := []string{}
+// values reads the form's dates, numbers, tags and targets; a value that is
+// none is refused before the API is asked. create is whether the form makes
+// a new link.
+func (f *linkForm) values(create bool) (linkValues, *apiError) {
+	v := linkValues{tags: []string{}, geo: map[string]string{}, devices: map[string]string{}}
 	for _, t := range strings.Split(f.Tags, ",") {
 		if t = strings.TrimSpace(t); t != "" {
-			tags = append(tags, t)
+			v.tags = append(v.tags, t)
 		}
-	}
-	if len(tags) > 0 || !create {
-		b["tags"] = tags
-	}
-	switch {
-	case f.Password != "":
-		b["password"] = f.Password
-	case f.RemovePassword && !create:
-		b["password"] = nil
 	}
 	if f.ExpiresAt != "" {
 		t, err := time.Parse("2006-01-02T15:04", f.ExpiresAt)
 		if err != nil {
 			if t, err = time.Parse(time.RFC3339, f.ExpiresAt); err != nil {
-				return nil, &fieldProblem{"expiresAt", "must be a date and time"}
+				return v, fieldError("expiresAt", "must be a date and time")
 			}
 		}
-		b["expiresAt"] = t.UTC().Format(time.RFC3339)
-	} else if !create {
-		b["expiresAt"] = nil
+		t = t.UTC().Truncate(time.Second)
+		v.expiresAt = &t
 	}
-	opt("expiredUrl", f.ExpiredURL)
 	if f.ClickLimit != "" {
 		n, err := strconv.ParseInt(f.ClickLimit, 10, 64)
 		if err != nil {
-			return nil, &fieldProblem{"clickLimit", "must be a whole number"}
+			return v, fieldError("clickLimit", "must be a whole number")
 		}
-		b["clickLimit"] = n
-	} else if !create {
-		b["clickLimit"] = nil
+		if n == 0 && create {
+			// A new link's zero limit is "none" to the typed client: the API's own answer to 0.
+			return v, fieldError("clickLimit", "must be a whole number of at least 1")
+		}
+		v.clickLimit = &n
 	}
-	geo := map[string]string{}
 	for _, g := range f.Geo {
-		geo[g[0]] = g[1]
+		v.geo[g[0]] = g[1]
 	}
-	if len(geo) > 0 {
-		b["geoTargets"] = geo
-	} else if !create {
-		b["geoTargets"] = nil
-	}
-	dev := map[string]string{}
-	for k, v := range map[string]string{"mobile": f.Mobile, "tablet": f.Tablet, "desktop": f.Desktop} {
-		if v != "" {
-			dev[k] = v
+	for k, u := range map[string]string{"mobile": f.Mobile, "tablet": f.Tablet, "desktop": f.Desktop} {
+		if u != "" {
+			v.devices[k] = u
 		}
 	}
-	if len(dev) > 0 {
-		b["deviceTargets"] = dev
-	} else if !create {
-		b["deviceTargets"] = nil
+	return v, nil
+}
+
+// input is the new link the form describes; empty fields are left out.
+func (f *linkForm) input() (client.LinkInput, *apiError) {
+	v, problem := f.values(true)
+	in := client.LinkInput{DestinationURL: f.DestinationURL, Slug: f.Slug, Domain: f.Domain, Title: f.Title,
+		Description: f.Description, Tags: v.tags, Password: f.Password, ExpiresAt: v.expiresAt, ExpiredURL: f.ExpiredURL,
+		GeoTargets: v.geo, DeviceTargets: v.devices, IOSURL: f.IOSURL, AndroidURL: f.AndroidURL,
+		UTMSource: f.UTMSource, UTMMedium: f.UTMMedium, UTMCampaign: f.UTMCampaign, UTMTerm: f.UTMTerm, UTMContent: f.UTMContent}
+	if v.clickLimit != nil {
+		in.ClickLimit = *v.clickLimit
 	}
-	opt("iosUrl", f.IOSURL)
-	opt("androidUrl", f.AndroidURL)
-	opt("utmSource", f.UTMSource)
-	opt("utmMedium", f.UTMMedium)
-	opt("utmCampaign", f.UTMCampaign)
-	opt("utmTerm", f.UTMTerm)
-	opt("utmContent", f.UTMContent)
-	return b, nil
+	return in, problem
+}
+
+// update is the change the form describes: an empty field removes the
+// option (null), except slug and domain, which stay as they are.
+func (f *linkForm) update() (client.LinkUpdate, *apiError) {
+	v, problem := f.values(false)
+	opt := func(s string) client.Field[string] {
+		if s != "" {
+			return client.Set(s)
+		}
+		return client.Null[string]()
+	}
+	u := client.LinkUpdate{DestinationURL: client.Set(f.DestinationURL), Title: opt(f.Title), Description: opt(f.Description),
+		Tags: client.Set(v.tags), ExpiredURL: opt(f.ExpiredURL), IOSURL: opt(f.IOSURL), AndroidURL: opt(f.AndroidURL),
+		UTMSource: opt(f.UTMSource), UTMMedium: opt(f.UTMMedium), UTMCampaign: opt(f.UTMCampaign), UTMTerm: opt(f.UTMTerm),
+		UTMContent: opt(f.UTMContent),
+		ExpiresAt:  client.Null[time.Time](), ClickLimit: client.Null[int64](),
+		GeoTargets: client.Null[map[string]string](), DeviceTargets: client.Null[map[string]string]()}
+	if f.Slug != "" {
+		u.Slug = client.Set(f.Slug)
+	}
+	if f.Domain != "" {
+		u.Domain = client.Set(f.Domain)
+	}
+	switch {
+	case f.Password != "":
+		u.Password = client.Set(f.Password)
+	case f.RemovePassword:
+		u.Password = client.Null[string]()
+	}
+	if v.expiresAt != nil {
+		u.ExpiresAt = client.Set(*v.expiresAt)
+	}
+	if v.clickLimit != nil {
+		u.ClickLimit = client.Set(*v.clickLimit)
+	}
+	if len(v.geo) > 0 {
+		u.GeoTargets = client.Set(v.geo)
+	}
+	if len(v.devices) > 0 {
+		u.DeviceTargets = client.Set(v.devices)
+	}
+	return u, problem
 }
 
 // withBlankGeo adds empty country rows to fill in.
@@ -229,11 +231,8 @@ func (f *linkForm) withBlankGeo() *linkForm {
 // domainNames lists the workspace's verified domains for the form (none
 // when the key may not read domains).
 func (d *Dashboard) domainNames(r *http.Request) []string {
-	var ds []struct {
-		Name     string `json:"name"`
-		Verified bool   `json:"verified"`
-	}
-	if d.call(r, "GET", "/domains?perPage=100", nil).into(&ds) != nil {
+	ds, _, err := d.api(r).ListDomains(r.Context(), listAll)
+	if err != nil {
 		return nil
 	}
 	var out []string
@@ -253,13 +252,10 @@ func (d *Dashboard) newLink(w http.ResponseWriter, r *http.Request) {
 
 func (d *Dashboard) createLink(w http.ResponseWriter, r *http.Request) {
 	f := formOfRequest(r)
-	body, fp := f.body(true)
-	var problem *apiError
-	if fp != nil {
-		problem = &apiError{Status: 400, Code: "VALIDATION_ERROR", Message: fp.field + ": " + fp.msg, Fields: map[string]string{fp.field: fp.msg}}
-	} else {
-		var l api.Link
-		if problem = d.call(r, "POST", "/links", body).into(&l); problem == nil {
+	in, problem := f.input()
+	if problem == nil {
+		l, err := d.api(r).CreateLink(r.Context(), in)
+		if problem = problemOf(err); problem == nil {
 			http.Redirect(w, r, "/links/"+l.ID+"?done=created", http.StatusSeeOther)
 			return
 		}
@@ -269,23 +265,23 @@ func (d *Dashboard) createLink(w http.ResponseWriter, r *http.Request) {
 }
 
 // getLink reads the link of the request's {id}.
-func (d *Dashboard) getLink(r *http.Request) (*api.Link, *apiError) {
-	var l api.Link
-	if err := d.call(r, "GET", "/links/"+url.PathEscape(chi.URLParam(r, "id")), nil).into(&l); err != nil {
-		return nil, err
+func (d *Dashboard) getLink(r *http.Request) (*client.Link, *apiError) {
+	l, err := d.api(r).GetLink(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return nil, problemOf(err)
 	}
-	return &l, nil
+	return l, nil
 }
 
 // qrDataURL is the data: URL of an SVG QR code of u, or "" when the API
 // refused it.
 func (d *Dashboard) qrDataURL(r *http.Request, u string) template.URL {
-	svg, err := d.generateSVG(r, map[string]any{"url": u, "size": 240})
+	svg, err := d.generateSVG(r, u, client.QRStyle{Size: 240})
 	if err != nil {
 		return ""
 	}
 	// A data: URL of our own base64, safe as an img src.
-	return template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString([]byte(svg)))
+	return template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(svg))
 }
 
 func (d *Dashboard) editLink(w http.ResponseWriter, r *http.Request) {
@@ -307,12 +303,13 @@ func (d *Dashboard) updateLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := formOfRequest(r)
-	body, fp := f.body(false)
-	if fp != nil {
-		problem = &apiError{Status: 400, Code: "VALIDATION_ERROR", Message: fp.field + ": " + fp.msg, Fields: map[string]string{fp.field: fp.msg}}
-	} else if problem = d.call(r, "PATCH", "/links/"+url.PathEscape(l.ID), body).into(nil); problem == nil {
-		http.Redirect(w, r, "/links/"+l.ID+"?done=saved", http.StatusSeeOther)
-		return
+	u, problem := f.update()
+	if problem == nil {
+		_, err := d.api(r).UpdateLink(r.Context(), l.ID, u)
+		if problem = problemOf(err); problem == nil {
+			http.Redirect(w, r, "/links/"+l.ID+"?done=saved", http.StatusSeeOther)
+			return
+		}
 	}
 	f.ID, f.ShortURL, f.HasPassword, f.IsArchived, f.ClickCount = l.ID, l.ShortURL, l.HasPassword, l.IsArchived, l.ClickCount
 	f.withBlankGeo().QR = d.qrDataURL(r, l.ShortURL)
@@ -321,17 +318,22 @@ func (d *Dashboard) updateLink(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *Dashboard) archiveLink(w http.ResponseWriter, r *http.Request) {
-	d.linkAction(w, r, "DELETE", nil, "archived")
+	d.linkAction(w, r, "archived", func(ctx context.Context, c *client.Client, id string) error {
+		return c.DeleteLink(ctx, id)
+	})
 }
 
 func (d *Dashboard) restoreLink(w http.ResponseWriter, r *http.Request) {
-	d.linkAction(w, r, "PATCH", map[string]any{"isArchived": false}, "restored")
+	d.linkAction(w, r, "restored", func(ctx context.Context, c *client.Client, id string) error {
+		_, err := c.UpdateLink(ctx, id, client.LinkUpdate{IsArchived: client.Set(false)})
+		return err
+	})
 }
 
-// linkAction changes the link and goes back where the form was.
-func (d *Dashboard) linkAction(w http.ResponseWriter, r *http.Request, method string, body any, done string) {
+// linkAction changes the link by act and goes back where the form was.
+func (d *Dashboard) linkAction(w http.ResponseWriter, r *http.Request, done string, act func(context.Context, *client.Client, string) error) {
 	id := chi.URLParam(r, "id")
-	if problem := d.call(r, method, "/links/"+url.PathEscape(id), body).into(nil); problem != nil {
+	if problem := problemOf(act(r.Context(), d.api(r), id)); problem != nil {
 		d.render(w, r, problem.Status, "notfound", view{Title: "Link", Nav: "links", Problem: problem})
 		return
 	}

@@ -4,12 +4,13 @@ import (
 	"encoding/base64"
 	"html/template"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"shortlink.dev/controlplane/client"
+	"shortlink.dev/shared/workspace"
 )
 
 // qrDesign is the designer's form.
@@ -43,63 +44,61 @@ func designOf(get func(string) string) qrDesign {
 	return q
 }
 
-func (q qrDesign) body(format string) map[string]any {
-	return map[string]any{"url": q.URL, "size": q.Size, "foregroundColor": q.Foreground, "backgroundColor": q.Background,
-		"cornerRadius": q.CornerRadius, "errorCorrection": q.ErrorCorrection, "format": format}
-}
-
-// generateSVG asks the API for the SVG of a design: the API answers an svg
-// format with the image itself.
-func (d *Dashboard) generateSVG(r *http.Request, body map[string]any) (string, *apiError) {
-	body["format"] = "svg"
-	res := d.call(r, "POST", "/qr/generate", body)
-	if res.Err != nil {
-		return "", res.Err
+// style is how the design is drawn. A size of 0, which the typed client
+// leaves out (the API's default), is refused as the API refuses it.
+func (q qrDesign) style() (client.QRStyle, *apiError) {
+	if q.Size == 0 {
+		return client.QRStyle{}, fieldError("size", "must be a whole number from 64 to 2048 (pixels)")
 	}
-	if !strings.HasPrefix(res.Header.Get("Content-Type"), "image/svg+xml") {
-		return "", &apiError{Status: 500, Code: "INTERNAL_ERROR", Message: "the API answered no SVG"}
+	return client.QRStyle{Size: q.Size, ForegroundColor: q.Foreground, BackgroundColor: q.Background,
+		CornerRadius: q.CornerRadius, ErrorCorrection: q.ErrorCorrection}, nil
+}
+
+// generateSVG asks the API for the SVG of a code of u: the API answers an
+// svg format with the image itself.
+func (d *Dashboard) generateSVG(r *http.Request, u string, style client.QRStyle) ([]byte, *apiError) {
+	img, err := d.api(r).GenerateQR(r.Context(), u, "svg", style)
+	if err != nil {
+		return nil, problemOf(err)
 	}
-	return string(res.Body), nil
+	if img.Format != "svg" {
+		return nil, &apiError{Status: 500, Code: "INTERNAL_ERROR", Message: "the API answered no SVG"}
+	}
+	return img.Data, nil
 }
 
-type generated struct {
-	DataURL string `json:"dataUrl"`
-}
-
-type savedQR struct {
-	ID              string    `json:"id"`
-	Name            string    `json:"name"`
-	URL             string    `json:"url"`
-	LinkID          *string   `json:"linkId"`
-	Size            int       `json:"size"`
-	ForegroundColor string    `json:"foregroundColor"`
-	BackgroundColor string    `json:"backgroundColor"`
-	ScanCount       int64     `json:"scanCount"`
-	CreatedAt       time.Time `json:"createdAt"`
+// designSVG is generateSVG of a design.
+func (d *Dashboard) designSVG(r *http.Request, q qrDesign) ([]byte, *apiError) {
+	style, problem := q.style()
+	if problem != nil {
+		return nil, problem
+	}
+	return d.generateSVG(r, q.URL, style)
 }
 
 type qrPage struct {
 	Design  qrDesign
 	Preview template.URL // data: URL of the design's SVG
-	Saved   []savedQR
+	Saved   []client.QRCode
 }
 
 func (d *Dashboard) renderQR(w http.ResponseWriter, r *http.Request, status int, design qrDesign, problem *apiError) {
 	p := &qrPage{Design: design}
 	v := view{Title: "QR codes", Nav: "qr", Data: p, Problem: problem}
 	if design.URL != "" {
-		if svg, err := d.generateSVG(r, design.body("svg")); err != nil {
+		if svg, err := d.designSVG(r, design); err != nil {
 			if v.Problem == nil {
 				v.Problem, status = err, err.Status
 			}
 		} else {
 			// A data: URL of our own base64, safe as an img src.
-			p.Preview = template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString([]byte(svg)))
+			p.Preview = template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(svg))
 		}
 	}
-	if sessionOf(r).key.Has("qr:read") {
-		if err := d.call(r, "GET", "/qr?perPage=50", nil).into(&p.Saved); err != nil && v.Problem == nil {
-			v.Problem = err
+	if sessionOf(r).key.Has(workspace.QRRead) {
+		var err error
+		if p.Saved, _, err = d.api(r).ListQRCodes(r.Context(), client.Page{PerPage: 50}); err != nil && v.Problem == nil {
+			v.Problem = problemOf(err)
 		}
 	}
 	d.render(w, r, status, "qr", v)
@@ -117,7 +116,7 @@ func (d *Dashboard) qrDesignerPost(w http.ResponseWriter, r *http.Request) {
 // qrPreview answers the designer's script with the SVG of the design, or
 // the API's error as text.
 func (d *Dashboard) qrPreview(w http.ResponseWriter, r *http.Request) {
-	svg, problem := d.generateSVG(r, designOf(r.PostFormValue).body("svg"))
+	svg, problem := d.designSVG(r, designOf(r.PostFormValue))
 	if problem != nil {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(problem.Status)
@@ -125,49 +124,44 @@ func (d *Dashboard) qrPreview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")
-	w.Write([]byte(svg))
+	w.Write(svg)
 }
 
 // qrDownload sends the design as a file.
 func (d *Dashboard) qrDownload(w http.ResponseWriter, r *http.Request) {
 	q := designOf(r.PostFormValue)
-	if q.Format == "png" {
-		var g generated
-		if problem := d.call(r, "POST", "/qr/generate", q.body("png")).into(&g); problem != nil {
-			d.renderQR(w, r, problem.Status, q, problem)
-			return
-		}
-		raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(g.DataURL, "data:image/png;base64,"))
-		if err != nil {
-			d.fail(w, r, err)
-			return
-		}
-		w.Header().Set("Content-Type", "image/png")
-		w.Header().Set("Content-Disposition", `attachment; filename="qr-code.png"`)
-		w.Write(raw)
-		return
+	style, problem := q.style()
+	var img *client.QRImage
+	if problem == nil {
+		var err error
+		img, err = d.api(r).GenerateQR(r.Context(), q.URL, q.Format, style)
+		problem = problemOf(err)
 	}
-	svg, problem := d.generateSVG(r, q.body("svg"))
+	if problem == nil && img.Format != q.Format {
+		problem = &apiError{Status: 500, Code: "INTERNAL_ERROR", Message: "the API answered no " + q.Format}
+	}
 	if problem != nil {
 		d.renderQR(w, r, problem.Status, q, problem)
 		return
 	}
-	w.Header().Set("Content-Type", "image/svg+xml")
-	w.Header().Set("Content-Disposition", `attachment; filename="qr-code.svg"`)
-	w.Write([]byte(svg))
+	w.Header().Set("Content-Type", imageType(img.Format))
+	w.Header().Set("Content-Disposition", `attachment; filename="qr-code.`+img.Format+`"`)
+	w.Write(img.Data)
 }
 
 // qrSave saves the design as a code of the workspace.
 func (d *Dashboard) qrSave(w http.ResponseWriter, r *http.Request) {
 	q := designOf(r.PostFormValue)
-	body := q.body("")
-	delete(body, "format")
-	body["name"] = q.Name
-	if q.LinkID != "" {
-		body["linkId"] = q.LinkID
-		delete(body, "url")
+	style, problem := q.style()
+	if problem == nil {
+		in := client.QRCodeInput{Name: q.Name, URL: q.URL, QRStyle: style}
+		if q.LinkID != "" {
+			in.URL, in.LinkID = "", q.LinkID
+		}
+		_, err := d.api(r).CreateQRCode(r.Context(), in)
+		problem = problemOf(err)
 	}
-	if problem := d.call(r, "POST", "/qr", body).into(nil); problem != nil {
+	if problem != nil {
 		d.renderQR(w, r, problem.Status, q, problem)
 		return
 	}
@@ -176,22 +170,28 @@ func (d *Dashboard) qrSave(w http.ResponseWriter, r *http.Request) {
 
 // qrSavedDownload passes a saved code's file on.
 func (d *Dashboard) qrSavedDownload(w http.ResponseWriter, r *http.Request) {
-	format := r.URL.Query().Get("format")
-	res := d.call(r, "GET", "/qr/"+url.PathEscape(chi.URLParam(r, "id"))+"/download?format="+url.QueryEscape(format), nil)
-	if res.Err != nil {
-		d.renderQR(w, r, res.Err.Status, designOf(func(string) string { return "" }), res.Err)
+	img, err := d.api(r).DownloadQRCode(r.Context(), chi.URLParam(r, "id"), r.URL.Query().Get("format"))
+	if problem := problemOf(err); problem != nil {
+		d.renderQR(w, r, problem.Status, designOf(func(string) string { return "" }), problem)
 		return
 	}
-	for _, h := range []string{"Content-Type", "Content-Disposition"} {
-		w.Header().Set(h, res.Header.Get(h))
-	}
-	w.Write(res.Body)
+	w.Header().Set("Content-Type", imageType(img.Format))
+	w.Header().Set("Content-Disposition", `attachment; filename="`+img.Filename+`"`)
+	w.Write(img.Data)
 }
 
 func (d *Dashboard) qrDelete(w http.ResponseWriter, r *http.Request) {
-	if problem := d.call(r, "DELETE", "/qr/"+url.PathEscape(chi.URLParam(r, "id")), nil).into(nil); problem != nil {
+	if problem := problemOf(d.api(r).DeleteQRCode(r.Context(), chi.URLParam(r, "id"))); problem != nil {
 		d.renderQR(w, r, problem.Status, designOf(func(string) string { return "" }), problem)
 		return
 	}
 	http.Redirect(w, r, "/qr?done=deleted", http.StatusSeeOther)
+}
+
+// imageType is the Content-Type of an image of the format (svg or png).
+func imageType(format string) string {
+	if format == "png" {
+		return "image/png"
+	}
+	return "image/svg+xml"
 }

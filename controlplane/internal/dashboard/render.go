@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -185,15 +186,10 @@ var funcs = template.FuncMap{
 		}
 		return u.Host + strings.TrimSuffix(u.EscapedPath(), "/")
 	},
-	"contains": func(list []string, s string) bool {
-		for _, v := range list {
-			if v == s {
-				return true
-			}
-		}
-		return false
-	},
-	"add": func(a, b int) int { return a + b },
+	// contains reports whether list holds s, a string or a named string
+	// (a permission, a theme).
+	"contains": func(list []string, s any) bool { return slices.Contains(list, fmt.Sprint(s)) },
+	"add":      func(a, b int) int { return a + b },
 	"dict": func(kv ...any) map[string]any {
 		m := map[string]any{}
 		for i := 0; i+1 < len(kv); i += 2 {

@@ -1,13 +1,15 @@
 package dashboard
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
-	"net/url"
 	"time"
 
 	"shortlink.dev/controlplane/client"
+	"shortlink.dev/controlplane/internal/linkstats"
+	"shortlink.dev/shared/fault"
 )
 
 // chart geometry, in SVG user units.
@@ -84,23 +86,19 @@ func (d *Dashboard) linkStats(w http.ResponseWriter, r *http.Request) {
 		d.render(w, r, problem.Status, "notfound", view{Title: "Stats", Nav: "links", Problem: problem})
 		return
 	}
-	q := url.Values{}
 	from, to := r.URL.Query().Get("from"), r.URL.Query().Get("to")
-	if from != "" {
-		q.Set("from", from)
-	}
-	if to != "" {
-		q.Set("to", to)
-	}
 	page := &statsPage{Link: &linkView{ID: l.ID, Slug: l.Slug, ShortURL: l.ShortURL, DestinationURL: l.DestinationURL},
 		ChartW: chartW, ChartH: chartH, PlotLeft: chartLeft, PlotBottom: chartTop + chartPlotH, PlotRight: chartW - chartRight,
 		From: from, To: to}
 	v := view{Title: "Stats of " + l.Slug, Nav: "links", Data: page}
-	path := "/links/" + url.PathEscape(l.ID) + "/stats"
-	if len(q) > 0 {
-		path += "?" + q.Encode()
+	rng, problem := d.statsRange(from, to)
+	if problem == nil {
+		s, err := d.api(r).LinkStats(r.Context(), l.ID, rng)
+		if problem = problemOf(err); problem == nil {
+			page.Stats = *s
+		}
 	}
-	if problem := d.call(r, "GET", path, nil).into(&page.Stats); problem != nil {
+	if problem != nil {
 		v.Problem = problem
 		d.render(w, r, problem.Status, "stats", v)
 		return
@@ -228,4 +226,26 @@ func shares(in []share) []share {
 		out[i].Width = math.Max(breakdownBarMinPercent, float64(out[i].Count)*100/float64(longest))
 	}
 	return out
+}
+
+// statsRange is the range of days ?from= and ?to= ask for, read as the API
+// reads them (linkstats.ParseRange), so that a value the typed client cannot
+// send is refused in the API's words; an absent end is left to the API.
+func (d *Dashboard) statsRange(from, to string) (client.Range, *apiError) {
+	rng, err := linkstats.ParseRange(linkstats.Query{From: from, To: to}, d.o.Now())
+	if err != nil {
+		var fe *fault.Error
+		if errors.As(err, &fe) {
+			return client.Range{}, &apiError{Status: http.StatusBadRequest, Code: string(fe.Code), Message: fe.Message, Fields: fe.Fields}
+		}
+		return client.Range{}, problemOf(err)
+	}
+	var out client.Range
+	if from != "" {
+		out.From = rng.From
+	}
+	if to != "" {
+		out.To = rng.To
+	}
+	return out, nil
 }
