@@ -159,7 +159,17 @@ func serve(ctx context.Context, p Program, stdout, stderr io.Writer) error {
 		// One relay per control plane publishes the change outbox: the
 		// changes this process stores (woken after each commit) and, by
 		// polling, those a crashed process or another control plane left.
-		relay := bus.NewRelay(st, planes.Changes, bus.RelayOptions{Logger: log})
+		// Its name in the outbox's leases is kept in the data folder, so
+		// that after a crash the next start takes back at once the changes
+		// the dead run held.
+		owner, releaseOwner, err := relayOwner(cfg.DataDir)
+		if err != nil {
+			log.Info("the change relay leases under a name of its own for this run: changes a crash leaves leased wait for their leases to end (15 s)",
+				"data_dir", cfg.DataDir, "err", err)
+		} else {
+			defer releaseOwner()
+		}
+		relay := bus.NewRelay(st, planes.Changes, bus.RelayOptions{Logger: log, Owner: owner})
 		st.OnChange(relay.Wake)
 		registerBacklog(reg, relay, log)
 		rctx, stopRelay := context.WithCancel(context.Background())

@@ -114,3 +114,47 @@ func TestWsFairManyWebhooksOneWorkspace(t *testing.T) {
 		t.Logf("the in-flight check was skipped: %v passed, the first attempts may have ended", time.Since(started))
 	}
 }
+
+// TestWsFairOutboxRestartTakesBackLeases kills the control plane (kill -9,
+// at the crash point change-after-claim) while its relay holds a link
+// update's change leased (15 s) and unpublished: the restarted control
+// plane, under the same relay name (kept in its data folder), takes the
+// lease back at start, and the change is published within outboxBound
+// (5 s) of the restart, not when the lease ends. In the split shape the
+// edge, which cached the old destination, serves the new one; in the
+// standalone shape (the edge died with the process) the outbox empties.
+func TestWsFairOutboxRestartTakesBackLeases(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, t.TempDir(), "SHORTLINK_BOOTSTRAP_API_KEY="+randomKey())
+	w := s.NewWorkspace(t, "pro")
+	l := s.createLink(t, w.Key, obj{"destinationUrl": "https://example.com/wsfair-lease-old"})
+	wantRedirect(t, s.Edge(t, "GET", l.Slug, nil, nil), l.DestinationURL) // cached now
+	awaitDrained(t, s, outboxBound)
+
+	s.Kill(t, Main)
+	s.Relaunch(t, Main, "SHORTLINK_CRASH_AT=change-after-claim")
+	h := http.Header{"Authorization": {"Bearer " + w.Key}}
+	if r, err := s.try("PATCH", s.APIBase+"/links/"+l.ID, h, obj{"destinationUrl": "https://example.com/wsfair-lease-new"}); err == nil {
+		t.Logf("the update answered %s before the crash", r)
+	}
+	s.Dead(t, Main, 30*time.Second)
+	crashed := time.Now()
+	if splitShape {
+		// The relay died holding the change: the edge still serves what it cached.
+		wantRedirect(t, s.Edge(t, "GET", l.Slug, nil, nil), l.DestinationURL)
+	}
+
+	s.Relaunch(t, Main)
+	restarted := time.Now()
+	t.Logf("restarted %v after the crash; the dead relay's lease ran 15 s from it", restarted.Sub(crashed).Round(time.Millisecond))
+	if splitShape {
+		awaitEdge(t, s, l.Slug, http.StatusFound, "https://example.com/wsfair-lease-new", restarted.Add(outboxBound), restarted, "the restart")
+	}
+	awaitDrained(t, s, outboxBound)
+	t.Logf("the outbox was empty %v after the restart", time.Since(restarted).Round(time.Millisecond))
+	var got Link
+	s.API(t, w.Key, "GET", "/links/"+l.ID, nil).wantSuccess(t, http.StatusOK).Data(t, &got)
+	if got.DestinationURL != "https://example.com/wsfair-lease-new" {
+		t.Fatalf("after the restart the link leads to %s", got.DestinationURL)
+	}
+}
