@@ -41,6 +41,11 @@ type Outbox interface {
 	// ReleaseChanges ends owner's lease of changes it could not publish, so
 	// that the next claim, of any relay, takes them again.
 	ReleaseChanges(ctx context.Context, owner string, ids []string) error
+	// ReleaseOwner ends every lease owner holds, and returns how many: a
+	// relay that starts again under the owner of its previous run (a
+	// crashed process) takes its changes back at once, not when their
+	// leases end.
+	ReleaseOwner(ctx context.Context, owner string) (int, error)
 	// ChangeBacklog returns what waits in the outbox.
 	ChangeBacklog(ctx context.Context) (Backlog, error)
 }

@@ -8,11 +8,17 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"shortlink.dev/shared/crashpoint"
 )
 
 // RelayOptions tune a Relay; zero values take the defaults.
 type RelayOptions struct {
-	// Owner names this relay in the outbox's leases (default: random).
+	// Owner names this relay in the outbox's leases (default: random). An
+	// owner that stays the same when the process starts again (the control
+	// plane keeps it in its data folder) lets Run take back, at once, the
+	// changes the previous run held when it died; it must name one running
+	// relay at a time.
 	Owner string
 	// Poll is how often the relay looks for changes nobody woke it for:
 	// those of a process that died before it published them, or of
@@ -131,9 +137,20 @@ func (r *Relay) Track(ctx context.Context) (context.Context, *Tracker) {
 
 // Run publishes until ctx ends; run it once per relay. It starts with a
 // round at once: changes a crashed process left are published at start.
+// Before that it ends the leases its owner holds (ReleaseOwner): those of a
+// previous run under the same owner that died holding a batch, which
+// would otherwise wait for their leases to end (Lease, 15 s).
 func (r *Relay) Run(ctx context.Context) {
 	r.stopped.Store(false)
 	defer r.stopped.Store(true)
+	if n, err := r.out.ReleaseOwner(ctx, r.o.Owner); err != nil {
+		if ctx.Err() == nil {
+			r.o.Logger.Warn("cannot release the changes a previous run left leased; they wait for their leases to end",
+				"owner", r.o.Owner, "err", err)
+		}
+	} else if n > 0 {
+		r.o.Logger.Info("took back the link changes a previous run left leased", "owner", r.o.Owner, "changes", n)
+	}
 	poll := time.NewTicker(r.o.Poll)
 	defer poll.Stop()
 	pause := time.Duration(0)
@@ -175,6 +192,9 @@ func (r *Relay) round(ctx context.Context) (int, bool) {
 	if len(claimed) == 0 {
 		return 0, true
 	}
+	// The fault tests kill the process here: it dies holding the batch's
+	// leases, which the next run under the same owner takes back at start.
+	crashpoint.Here("change-after-claim")
 	var (
 		mu           sync.Mutex
 		done, failed []string

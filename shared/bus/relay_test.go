@@ -80,6 +80,19 @@ func (o *memOutbox) ReleaseChanges(_ context.Context, owner string, ids []string
 	return nil
 }
 
+func (o *memOutbox) ReleaseOwner(_ context.Context, owner string) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, r := range o.rows {
+		if r.owner == owner {
+			r.owner, r.until = "", time.Time{}
+			n++
+		}
+	}
+	return n, nil
+}
+
 func (o *memOutbox) ChangeBacklog(context.Context) (Backlog, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -283,5 +296,38 @@ func TestRelayAnswersEachRequestWhenItsChangesArePublished(t *testing.T) {
 	}
 	if waited := time.Since(start); waited > time.Second {
 		t.Errorf("the request waited %v: for the round's slow publish, not its own", waited)
+	}
+}
+
+// TestWsFairRelayTakesBackItsOwnLeasesAtStart: a relay that died holding a
+// batch (its leases run 15 s) starts again under the same owner: it
+// publishes the batch at once, not when the leases end. Another owner's
+// leases are left alone.
+func TestWsFairRelayTakesBackItsOwnLeasesAtStart(t *testing.T) {
+	out, b := newMemOutbox(), &flakyBus{}
+	out.write(WithChanges(context.Background(), LinkChange{LinkID: "lnk_1", Domain: "sho.rt", Slug: "mine"}))
+	out.write(WithChanges(context.Background(), LinkChange{LinkID: "lnk_2", Domain: "sho.rt", Slug: "theirs"}))
+	now := time.Now()
+	// The previous run of "cp-1" claimed the first, a live "cp-2" the second.
+	if c, _ := out.ClaimChanges(context.Background(), "cp-1", now, now.Add(15*time.Second), 1); len(c) != 1 || c[0].Slug != "mine" {
+		t.Fatalf("claimed %v", c)
+	}
+	if c, _ := out.ClaimChanges(context.Background(), "cp-2", now, now.Add(15*time.Second), 1); len(c) != 1 || c[0].Slug != "theirs" {
+		t.Fatalf("claimed %v", c)
+	}
+	r := NewRelay(out, b, RelayOptions{Owner: "cp-1", Poll: 50 * time.Millisecond, Lease: 15 * time.Second})
+	start := time.Now()
+	runRelay(t, r)
+	deadline := start.Add(2 * time.Second)
+	for len(b.published()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the change its previous run held was not published within 2 s of the start (its lease runs 15 s)")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("published %v after the start", time.Since(start).Round(time.Millisecond))
+	time.Sleep(200 * time.Millisecond) // polls: another's lease holds
+	if got := b.published(); len(got) != 1 || got[0].Slug != "mine" {
+		t.Fatalf("published %v, want only its own change (cp-2's lease holds)", got)
 	}
 }

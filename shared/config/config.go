@@ -48,6 +48,10 @@ type Config struct {
 	// WebhookEndpointConcurrency bounds one webhook's attempts in flight
 	// across all control planes (SHORTLINK_WEBHOOK_ENDPOINT_CONCURRENCY).
 	WebhookEndpointConcurrency int
+	// WebhookWorkspaceConcurrency bounds one workspace's attempts in flight,
+	// its webhooks together, across all control planes
+	// (SHORTLINK_WEBHOOK_WORKSPACE_CONCURRENCY).
+	WebhookWorkspaceConcurrency int
 	// WebhookBreaker is the circuit breaker (SHORTLINK_WEBHOOK_BREAKER).
 	WebhookBreaker      webhook.Breaker
 	BillingProcessor    string
@@ -244,6 +248,14 @@ var options = []option{
 			return fmt.Errorf("must be a whole number of attempts from 1 to 1000")
 		}
 		c.WebhookEndpointConcurrency = n
+		return nil
+	}},
+	{"SHORTLINK_WEBHOOK_WORKSPACE_CONCURRENCY", strconv.Itoa(webhook.DefaultWorkspaceConcurrency), func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100_000 {
+			return fmt.Errorf("must be a whole number of attempts from 1 to 100000")
+		}
+		c.WebhookWorkspaceConcurrency = n
 		return nil
 	}},
 	{"SHORTLINK_WEBHOOK_BREAKER", "5,30s,10m", func(c *Config, v string) error {

@@ -20,18 +20,19 @@ const (
 )
 
 // own are the names the platform itself puts in a data folder: the SQLite
-// database with its side files, and the edge's click spool. lost+found, the
+// database with its side files, the edge's click spool, and the name the
+// control plane's change relay leases under (relay-owner). lost+found, the
 // file system's own, is counted with them (a data folder may be a volume's
 // root).
 var own = []string{
 	"shortlink.db", "shortlink.db-wal", "shortlink.db-shm", "shortlink.db-journal",
-	"click-spool", "lost+found",
+	"click-spool", "relay-owner", "lost+found",
 }
 
 // Mkdir makes dir, and each parent it lacks, with DirMode. A folder that
 // exists already is tightened to the owner alone when it is the platform's
 // own: when everything in it (if anything) is the platform's (shortlink.db
-// and its -wal, -shm and -journal, click-spool; lost+found too) or named in
+// and its -wal, -shm and -journal, click-spool, relay-owner; lost+found too) or named in
 // extra (names the caller puts there besides those). A folder that holds anything else,
 // and one with the sticky bit (/tmp), is left as it is: it is shared with
 // other things. The platform adds only such names, so the answer is the same

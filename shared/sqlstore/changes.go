@@ -155,6 +155,20 @@ func (s *Store) ReleaseChanges(ctx context.Context, owner string, ids []string) 
 	return nil
 }
 
+// ReleaseOwner implements bus.Outbox.
+func (s *Store) ReleaseOwner(ctx context.Context, owner string) (int, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE change_outbox SET lease_owner = NULL, lease_until = NULL
+		WHERE lease_owner = $1`, owner)
+	if err != nil {
+		return 0, fmt.Errorf("release link changes: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("release link changes: %w", err)
+	}
+	return int(n), nil
+}
+
 // ChangeBacklog implements bus.Outbox.
 func (s *Store) ChangeBacklog(ctx context.Context) (bus.Backlog, error) {
 	var b bus.Backlog

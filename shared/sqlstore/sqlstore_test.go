@@ -70,6 +70,22 @@ func TestPostgres(t *testing.T) {
 	runSuites(t, open)
 }
 
+// TestWsFairSQLite runs the suite of fairness across workspaces on SQLite,
+// each subtest on a database of its own.
+func TestWsFairSQLite(t *testing.T) {
+	storetest.WorkspaceFairness(t, func(t *testing.T) storetest.WebhookStores {
+		return mustOpenSQLite(t, filepath.Join(t.TempDir(), "shortlink.db"))
+	})
+}
+
+// TestWsFairPostgres runs the suite of fairness across workspaces on
+// PostgreSQL, each subtest on a database of its own.
+func TestWsFairPostgres(t *testing.T) {
+	storetest.WorkspaceFairness(t, func(t *testing.T) storetest.WebhookStores {
+		return mustOpenPostgres(t, mustCreatePostgresDB(t))
+	})
+}
+
 func TestSQLiteMigrate(t *testing.T) {
 	t.Run("OKTwice", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "shortlink.db")

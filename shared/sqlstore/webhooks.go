@@ -6,7 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"shortlink.dev/shared/fault"
@@ -323,21 +327,30 @@ func (s *Store) OnEnqueue(f func()) { s.onEnqueue.Store(&f) }
 
 // ClaimDue implements webhook.Store.
 func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, n int) ([]webhook.Claimed, error) {
-	return s.ClaimFair(ctx, owner, now, leaseUntil, n, math.MaxInt32)
+	return s.ClaimFair(ctx, owner, now, leaseUntil, n, math.MaxInt32, math.MaxInt32)
 }
 
-// claimLine lists the deliveries that may be claimed, in claim order. Each
-// due delivery's place is its rank in its webhook's line (by due time) plus
-// the webhook's deliveries in flight (leased, lease unexpired): ordering by
-// place takes the first of every webhook's line before the second of any,
-// and a webhook with attempts in flight waits behind those without. A place
-// beyond the webhook's cap (perWebhook, 1 for a probe after its breaker's
-// cool-down) is not listed; paused and disabled webhooks have no line.
+// claimLine lists the deliveries that may be claimed, in claim order.
+//
+// Each due delivery has two places. Its place in its webhook's line is its
+// rank there (by due time) plus the webhook's deliveries in flight (leased,
+// lease unexpired); a place beyond the webhook's cap ($2, or 1 for a probe
+// after its breaker's cool-down) is not listed, and paused and disabled
+// webhooks have no line. Its place in its workspace's line is its rank
+// among the workspace's listed deliveries (by webhook place, then due time:
+// the first of every webhook of the workspace, then the second, …) plus
+// the workspace's deliveries in flight; a place beyond the workspace's cap
+// ($4) is not listed, and a workspace at its cap is not read at all.
+// Ordering by workspace place, then webhook place, takes the first of
+// every workspace before the second of any, so that a workspace with many
+// webhooks gets no more turns than one with a single webhook, and a
+// workspace or webhook with attempts in flight waits behind those without.
 //
 // The query starts from the webhooks and reads at most the cap of each
 // line's head through webhook_deliveries_line, so its cost follows the
 // number of webhooks, not the backlog: a window over every due delivery
-// took 1.2 s with 200,000 of them on PostgreSQL (docs/benchmarks.md).
+// took 1.2 s with 200,000 of them on PostgreSQL (docs/benchmarks.md); the
+// workspace's window runs over those heads only.
 // PostgreSQL reads each head with a LATERAL join; SQLite, which has none,
 // with a correlated IN, run once per webhook: CROSS JOIN holds SQLite's
 // planner to that order (left to choose, it scanned the deliveries and ran
@@ -345,66 +358,85 @@ func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil time
 // holding the write lock, where it now takes 2 ms).
 const (
 	claimHooks = `WITH busy AS (
-		SELECT webhook_id, COUNT(*) AS n FROM webhook_deliveries
-		WHERE lease_until IS NOT NULL AND lease_until >= $1 AND status = 'pending' GROUP BY webhook_id),
+		SELECT webhook_id, workspace_id, COUNT(*) AS n FROM webhook_deliveries
+		WHERE lease_until IS NOT NULL AND lease_until >= $1 AND status = 'pending' GROUP BY webhook_id, workspace_id),
+	wsbusy AS (
+		SELECT workspace_id, CAST(SUM(n) AS BIGINT) AS n FROM busy GROUP BY workspace_id),
 	hooks AS (
-		SELECT w.id, COALESCE(b.n, 0) AS busy, CASE WHEN w.paused_until IS NULL THEN $2 ELSE 1 END AS cap
-		FROM webhooks w LEFT JOIN busy b ON b.webhook_id = w.id
-		WHERE w.is_active = TRUE AND (w.paused_until IS NULL OR w.paused_until <= $1)),`
+		SELECT w.id, w.workspace_id, COALESCE(b.n, 0) AS busy, COALESCE(s.n, 0) AS wsbusy,
+			CASE WHEN w.paused_until IS NULL THEN $2 ELSE 1 END AS cap
+		FROM webhooks w LEFT JOIN busy b ON b.webhook_id = w.id LEFT JOIN wsbusy s ON s.workspace_id = w.workspace_id
+		WHERE w.is_active = TRUE AND (w.paused_until IS NULL OR w.paused_until <= $1) AND COALESCE(s.n, 0) < $4),`
+	claimRanked = `
+	ranked AS (
+		SELECT id, webhook_id, workspace_id, next_attempt_at, place,
+			ROW_NUMBER() OVER (PARTITION BY workspace_id ORDER BY place, next_attempt_at, id) + wsbusy AS wsplace
+		FROM line WHERE place <= cap)
+	SELECT id, webhook_id, workspace_id FROM ranked WHERE wsplace <= $4
+	ORDER BY wsplace, place, next_attempt_at, id LIMIT $3`
 	claimLinePostgres = claimHooks + `
 	line AS (
-		SELECT c.id, c.webhook_id, c.next_attempt_at, c.rank + h.busy AS place, h.cap
+		SELECT c.id, c.webhook_id, h.workspace_id, c.next_attempt_at, c.rank + h.busy AS place, h.cap, h.wsbusy
 		FROM hooks h CROSS JOIN LATERAL (
 			SELECT x.id, x.webhook_id, x.next_attempt_at, ROW_NUMBER() OVER (ORDER BY x.next_attempt_at, x.id) AS rank
 			FROM webhook_deliveries x WHERE x.webhook_id = h.id AND x.status = 'pending' AND x.next_attempt_at <= $1
 				AND (x.lease_until IS NULL OR x.lease_until < $1)
 			ORDER BY x.next_attempt_at, x.id LIMIT $2) c
-		WHERE h.busy < h.cap)
-	SELECT id, webhook_id FROM line WHERE place <= cap ORDER BY place, next_attempt_at, id LIMIT $3`
+		WHERE h.busy < h.cap),` + claimRanked
 	claimLineSQLite = claimHooks + `
 	line AS (
-		SELECT d.id, d.webhook_id, d.next_attempt_at,
-			ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) + h.busy AS place, h.cap
+		SELECT d.id, d.webhook_id, h.workspace_id, d.next_attempt_at,
+			ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) + h.busy AS place, h.cap, h.wsbusy
 		FROM hooks h CROSS JOIN webhook_deliveries d ON d.id IN (
 			SELECT x.id FROM webhook_deliveries x WHERE x.webhook_id = h.id AND x.status = 'pending'
 				AND x.next_attempt_at <= $1 AND (x.lease_until IS NULL OR x.lease_until < $1)
 			ORDER BY x.next_attempt_at, x.id LIMIT $2)
-		WHERE h.busy < h.cap)
-	SELECT id, webhook_id FROM line WHERE place <= cap ORDER BY place, next_attempt_at, id LIMIT $3`
+		WHERE h.busy < h.cap),` + claimRanked
 )
 
+// workspaceClaimLock is the first key of the PostgreSQL advisory locks
+// (pg_advisory_xact_lock(int, int)) by which claimers take turns on a
+// workspace; the second is a hash of its id. The two-key locks are apart
+// from the one-key lock of the migrations.
+const workspaceClaimLock = 8413
+
 // ClaimFair implements webhook.Store. The line is read first; then the
-// rows of the webhooks in it are locked (PostgreSQL: FOR NO KEY UPDATE, the
-// lock RecordAttempt takes, in id order so that claimers never deadlock),
-// their deliveries in flight counted again under the lock, and the
-// deliveries leased in line order while their webhook has room: two
-// claimers cannot both take a webhook's last slot. A claimer waits for
-// another's claim of the same webhook (milliseconds) rather than skip it,
-// so an empty answer means nothing is due, never "busy elsewhere"; the
+// workspaces in it are locked (PostgreSQL: an advisory lock each, taken in
+// key order), then the rows of the webhooks in it (FOR NO KEY UPDATE, the
+// lock RecordAttempt takes, in id order), so that claimers never deadlock;
+// the workspaces' and webhooks' deliveries in flight are counted again
+// under the locks, and the deliveries leased in line order while their
+// webhook and their workspace have room: two claimers cannot both take a
+// webhook's or a workspace's last slot. A claimer waits for another's
+// claim of the same workspace or webhook (milliseconds) rather than skip
+// it, so an empty answer means nothing is due, never "busy elsewhere"; the
 // deliveries' rows are taken with SKIP LOCKED and checked again, so a row
 // another took since the line was read is passed over. SQLite's
 // transactions take the database's write lock, so claimers take turns.
-func (s *Store) ClaimFair(ctx context.Context, owner string, now, leaseUntil time.Time, n, perWebhook int) ([]webhook.Claimed, error) {
+// The advisory locks touch nothing else: link writes, which lock the
+// workspace's row, do not wait for claimers.
+func (s *Store) ClaimFair(ctx context.Context, owner string, now, leaseUntil time.Time, n, perWebhook, perWorkspace int) ([]webhook.Claimed, error) {
 	if n <= 0 {
 		return nil, nil
 	}
 	perWebhook = max(perWebhook, 1)
+	perWorkspace = max(perWorkspace, 1)
 	var out []webhook.Claimed
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		out = nil
-		type candidate struct{ id, webhookID string }
+		type candidate struct{ id, webhookID, workspaceID string }
 		var candidates []candidate
 		query := claimLineSQLite
 		if s.dialect == postgres {
 			query = claimLinePostgres
 		}
-		rows, err := tx.QueryContext(ctx, query, micros(now), perWebhook, n)
+		rows, err := tx.QueryContext(ctx, query, micros(now), perWebhook, n, perWorkspace)
 		if err != nil {
 			return err
 		}
 		for rows.Next() {
 			var c candidate
-			if err := rows.Scan(&c.id, &c.webhookID); err != nil {
+			if err := rows.Scan(&c.id, &c.webhookID, &c.workspaceID); err != nil {
 				rows.Close()
 				return err
 			}
@@ -417,13 +449,23 @@ func (s *Store) ClaimFair(ctx context.Context, owner string, now, leaseUntil tim
 		if len(candidates) == 0 {
 			return nil
 		}
-		// Lock the webhooks, and read their state again under the lock.
-		var ids []string
+		var ids, workspaces []string
 		seen := map[string]bool{}
 		for _, c := range candidates {
 			if !seen[c.webhookID] {
 				seen[c.webhookID] = true
 				ids = append(ids, c.webhookID)
+			}
+			if !seen[c.workspaceID] {
+				seen[c.workspaceID] = true
+				workspaces = append(workspaces, c.workspaceID)
+			}
+		}
+		// Lock the workspaces, then the webhooks, and read their state
+		// again under the locks.
+		if s.dialect == postgres {
+			if err := lockClaimWorkspaces(ctx, tx, workspaces); err != nil {
+				return err
 			}
 		}
 		lock := ""
@@ -466,24 +508,14 @@ func (s *Store) ClaimFair(ctx context.Context, owner string, now, leaseUntil tim
 		for id := range hooks {
 			ids = append(ids, id)
 		}
-		marks, args = inList(ids)
-		rows, err = tx.QueryContext(ctx, `SELECT webhook_id, COUNT(*) FROM webhook_deliveries
-			WHERE lease_until IS NOT NULL AND lease_until >= $`+fmt.Sprint(len(args)+1)+` AND status = 'pending'
-			AND webhook_id IN (`+marks+`) GROUP BY webhook_id`, append(args, micros(now))...)
-		if err != nil {
+		if err := subtractInFlight(ctx, tx, "webhook_id", ids, now, room); err != nil {
 			return err
 		}
-		for rows.Next() {
-			var id string
-			var busy int
-			if err := rows.Scan(&id, &busy); err != nil {
-				rows.Close()
-				return err
-			}
-			room[id] -= busy
+		wsRoom := map[string]int{}
+		for _, ws := range workspaces {
+			wsRoom[ws] = perWorkspace
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		if err := subtractInFlight(ctx, tx, "workspace_id", workspaces, now, wsRoom); err != nil {
 			return err
 		}
 		rowLock := ""
@@ -492,7 +524,7 @@ func (s *Store) ClaimFair(ctx context.Context, owner string, now, leaseUntil tim
 		}
 		for _, c := range candidates {
 			w := hooks[c.webhookID]
-			if w == nil || room[c.webhookID] <= 0 {
+			if w == nil || room[c.webhookID] <= 0 || wsRoom[c.workspaceID] <= 0 {
 				continue
 			}
 			// Leased only if nobody took it between the line's read and the lock.
@@ -507,6 +539,7 @@ func (s *Store) ClaimFair(ctx context.Context, owner string, now, leaseUntil tim
 				return err
 			}
 			room[c.webhookID]--
+			wsRoom[c.workspaceID]--
 			out = append(out, webhook.Claimed{Delivery: d, Webhook: w})
 		}
 		return nil
@@ -515,6 +548,67 @@ func (s *Store) ClaimFair(ctx context.Context, owner string, now, leaseUntil tim
 		return nil, fmt.Errorf("claim deliveries: %w", err)
 	}
 	return out, nil
+}
+
+// lockClaimWorkspaces takes, within tx, the PostgreSQL advisory lock of
+// each workspace (workspaceClaimLock), in key order so that two claimers
+// never wait for each other's. A VALUES list is read in its order, so the
+// locks are taken in it. Keys that collide only make claimers of two
+// workspaces take turns.
+func lockClaimWorkspaces(ctx context.Context, tx *sql.Tx, workspaces []string) error {
+	if len(workspaces) == 0 {
+		return nil
+	}
+	keys := make([]int32, 0, len(workspaces))
+	seen := map[int32]bool{}
+	for _, ws := range workspaces {
+		h := fnv.New32a()
+		h.Write([]byte(ws))
+		k := int32(h.Sum32())
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	values := make([]string, len(keys))
+	args := make([]any, len(keys))
+	for i, k := range keys {
+		values[i] = "($" + strconv.Itoa(i+1) + "::int)"
+		args[i] = k
+	}
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(workspaceClaimLock)+`, k)
+		FROM (VALUES `+strings.Join(values, ", ")+`) AS v(k)`, args...)
+	if err != nil {
+		return fmt.Errorf("lock the workspaces: %w", err)
+	}
+	return nil
+}
+
+// subtractInFlight takes from room[key] the pending deliveries leased and
+// unexpired at now whose column (webhook_id or workspace_id) is key, for
+// each of keys.
+func subtractInFlight(ctx context.Context, tx *sql.Tx, column string, keys []string, now time.Time, room map[string]int) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	marks, args := inList(keys)
+	rows, err := tx.QueryContext(ctx, `SELECT `+column+`, COUNT(*) FROM webhook_deliveries
+		WHERE lease_until IS NOT NULL AND lease_until >= $`+strconv.Itoa(len(args)+1)+` AND status = 'pending'
+		AND `+column+` IN (`+marks+`) GROUP BY `+column, append(args, micros(now))...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key string
+		var busy int
+		if err := rows.Scan(&key, &busy); err != nil {
+			return err
+		}
+		room[key] -= busy
+	}
+	return rows.Err()
 }
 
 // RecordAttempt implements webhook.Store.

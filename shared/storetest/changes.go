@@ -177,6 +177,36 @@ func Changes(t *testing.T, open func(t *testing.T) ChangeStores) {
 		}
 	})
 
+	t.Run("OKReleaseOwner", func(t *testing.T) {
+		// A relay that died holding changes starts again under the same
+		// owner: it ends its leases at once; another owner's hold.
+		s := open(t)
+		dom := UniqueDomain()
+		mustStoreChanges(t, s, dom, 3)
+		now := time.Now()
+		dead, live := "dead-"+dom, "live-"+dom
+		mine := claimOf(t, s, dead, now, dom)
+		if len(mine) != 3 {
+			t.Fatalf("claimed %d changes, want 3", len(mine))
+		}
+		if err := s.ReleaseChanges(ctx, dead, []string{mine[2].ID}); err != nil {
+			t.Fatal(err)
+		}
+		if got := claimOf(t, s, live, now, dom); len(got) != 1 {
+			t.Fatalf("claimed %d, want the one released", len(got))
+		}
+		n, err := s.ReleaseOwner(ctx, dead)
+		if err != nil || n != 2 {
+			t.Fatalf("ReleaseOwner: %d, %v; want the 2 it holds", n, err)
+		}
+		if got := claimOf(t, s, dead, now.Add(time.Second), dom); len(got) != 2 {
+			t.Fatalf("after ReleaseOwner: claimed %d before the leases ended, want 2 (the other's lease holds)", len(got))
+		}
+		if n, err := s.ReleaseOwner(ctx, "nobody-"+dom); err != nil || n != 0 {
+			t.Fatalf("ReleaseOwner of an owner with no lease: %d, %v", n, err)
+		}
+	})
+
 	t.Run("OKConcurrentRelaysNeverShareAChange", func(t *testing.T) {
 		s := open(t)
 		dom := UniqueDomain()

@@ -306,7 +306,7 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 		ws := MustCreateWorkspace(t, s)
 		fairHooks(t, s, ws.ID, 5, 2, 1)
 		now := time.Now().Add(time.Second)
-		got, err := s.ClaimFair(ctx, "rr", now, now.Add(time.Minute), 10_000, 10)
+		got, err := s.ClaimFair(ctx, "rr", now, now.Add(time.Minute), 10_000, 10, anyWorkspace)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -329,14 +329,14 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 		// cap of 2, a has none left to take, b one, c none.
 		ws2 := MustCreateWorkspace(t, s)
 		a, b, c := fairHooks(t, s, ws2.ID, 5, 2, 1)
-		first, err := s.ClaimFair(ctx, "rr", now, now.Add(time.Minute), 10_000, 1)
+		first, err := s.ClaimFair(ctx, "rr", now, now.Add(time.Minute), 10_000, 1, anyWorkspace)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n := perHook(mine(first, ws2.ID)); n[a.ID] != 1 || n[b.ID] != 1 || n[c.ID] != 1 {
 			t.Fatalf("cap 1: claimed %v, want one of each", n)
 		}
-		more, err := s.ClaimFair(ctx, "rr", now, now.Add(time.Minute), 10_000, 2)
+		more, err := s.ClaimFair(ctx, "rr", now, now.Add(time.Minute), 10_000, 2, anyWorkspace)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -359,7 +359,7 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 			owner := "claimer-" + string(rune('a'+i))
 			wg.Go(func() {
 				for range 5 {
-					c, err := s.ClaimFair(ctx, owner, now, now.Add(time.Minute), 1+i%3, 2)
+					c, err := s.ClaimFair(ctx, owner, now, now.Add(time.Minute), 1+i%3, 2, anyWorkspace)
 					if err != nil {
 						t.Error(err)
 						return
@@ -377,7 +377,7 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 			t.Fatalf("leased at once: %v, want 2 of each webhook", leased)
 		}
 		// An attempt recorded frees its slot; an expired lease frees its slot.
-		c, err := s.ClaimFair(ctx, "z", now.Add(2*time.Minute), now.Add(3*time.Minute), 10_000, 2)
+		c, err := s.ClaimFair(ctx, "z", now.Add(2*time.Minute), now.Add(3*time.Minute), 10_000, 2, anyWorkspace)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -394,7 +394,7 @@ func Webhooks(t *testing.T, open func(t *testing.T) WebhookStores) {
 		t0 := time.Now().Add(time.Second).UTC().Truncate(time.Microsecond)
 		claim := func(now time.Time) []webhook.Claimed {
 			t.Helper()
-			c, err := s.ClaimFair(ctx, "br", now, now.Add(time.Minute), 10_000, 2)
+			c, err := s.ClaimFair(ctx, "br", now, now.Add(time.Minute), 10_000, 2, anyWorkspace)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -650,6 +650,9 @@ func fairHooks(t *testing.T, s WebhookStores, workspaceID string, na, nb, nc int
 	}
 	return a, b, c
 }
+
+// anyWorkspace is a cap per workspace that the per-webhook tests never reach.
+const anyWorkspace = 1000
 
 // perHook counts the claimed deliveries of each webhook.
 func perHook(c []webhook.Claimed) map[string]int {

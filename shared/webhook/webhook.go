@@ -190,6 +190,14 @@ func (b Breaker) CooldownAfter(opens int) time.Duration {
 // flight at once across every dispatcher (SHORTLINK_WEBHOOK_ENDPOINT_CONCURRENCY).
 const DefaultEndpointConcurrency = 2
 
+// DefaultWorkspaceConcurrency is how many attempts of one workspace's
+// webhooks, all of them together, may be in flight at once across every
+// dispatcher (SHORTLINK_WEBHOOK_WORKSPACE_CONCURRENCY). It is well below
+// the attempts one control plane makes at once (SHORTLINK_WEBHOOK_CONCURRENCY,
+// 256): one workspace's hanging receivers hold at most an eighth of them,
+// and the rest stay free for other workspaces.
+const DefaultWorkspaceConcurrency = 32
+
 // Filter selects a page of a workspace's webhooks (oldest first) or of a
 // webhook's deliveries (newest first).
 type Filter struct {
@@ -225,16 +233,24 @@ type Store interface {
 	// ClaimDue leases up to n pending deliveries that are due at now, of
 	// active webhooks, to owner until leaseUntil: no other claimer gets them
 	// before then. It returns them with their webhooks.
-	// It is ClaimFair with no bound per webhook but n.
+	// It is ClaimFair with no bound per webhook or workspace but n.
 	ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, n int) ([]Claimed, error)
-	// ClaimFair is ClaimDue taken fairly across webhooks: each webhook has
-	// its own line, and the deliveries are taken by their place in it (the
-	// first due of every webhook, then the second, …), so that one
-	// webhook's backlog does not delay another's. A webhook gets at most
-	// perWebhook deliveries leased and unexpired at once, whoever the
-	// claimers are (several processes on one database included), and none
+	// ClaimFair is ClaimDue taken fairly across workspaces first, then
+	// across each workspace's webhooks. Each webhook has its own line (its
+	// due deliveries by due time), and each workspace a line of its
+	// webhooks' deliveries taken round-robin from theirs (the first due of
+	// every webhook of the workspace, then the second, …); deliveries are
+	// taken by their place in their workspace's line (the first of every
+	// workspace, then the second, …), then by their place in their
+	// webhook's, so that neither one workspace's many webhooks nor one
+	// webhook's backlog delays another's. Deliveries in flight count as
+	// the first places of their lines: a workspace or webhook with
+	// attempts in flight waits behind those without. A webhook gets at
+	// most perWebhook deliveries leased and unexpired at once, a workspace
+	// at most perWorkspace (its webhooks together), whoever the claimers
+	// are (several processes on one database included), and a webhook none
 	// while its breaker is open; after the cool-down, one probe.
-	ClaimFair(ctx context.Context, owner string, now, leaseUntil time.Time, n, perWebhook int) ([]Claimed, error)
+	ClaimFair(ctx context.Context, owner string, now, leaseUntil time.Time, n, perWebhook, perWorkspace int) ([]Claimed, error)
 	// RecordAttempt stores the outcome of an attempt of a delivery leased
 	// by owner, and the webhook's failure count (disabling it, and failing
 	// its pending deliveries, at MaxConsecutiveFailures) and its circuit

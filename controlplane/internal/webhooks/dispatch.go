@@ -37,6 +37,12 @@ type DispatcherOptions struct {
 	// across every dispatcher on the database
 	// (SHORTLINK_WEBHOOK_ENDPOINT_CONCURRENCY, default 2).
 	PerEndpoint int
+	// PerWorkspace bounds the attempts of one workspace's webhooks, all of
+	// them together, in flight at once, across every dispatcher on the
+	// database (SHORTLINK_WEBHOOK_WORKSPACE_CONCURRENCY, default 32): one
+	// workspace with many webhooks at a hanging receiver holds at most
+	// this many of the Workers, whatever its number of webhooks.
+	PerWorkspace int
 	// Breaker is the circuit breaker's policy (SHORTLINK_WEBHOOK_BREAKER);
 	// the zero value turns it off.
 	Breaker webhook.Breaker
@@ -101,6 +107,9 @@ func NewDispatcher(o DispatcherOptions) *Dispatcher {
 	if o.PerEndpoint <= 0 {
 		o.PerEndpoint = webhook.DefaultEndpointConcurrency
 	}
+	if o.PerWorkspace <= 0 {
+		o.PerWorkspace = webhook.DefaultWorkspaceConcurrency
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -135,10 +144,11 @@ func (d *Dispatcher) Notify() {
 }
 
 // Run delivers until ctx ends, then waits for the attempts in flight.
-// Deliveries are claimed fairly (ClaimFair): round-robin across webhooks,
-// at most PerEndpoint of a webhook in flight, none of a paused one. Each
-// attempt that ends wakes the loop, since it makes room for its webhook's
-// next delivery.
+// Deliveries are claimed fairly (ClaimFair): round-robin across
+// workspaces, then across each workspace's webhooks, at most PerWorkspace
+// of a workspace and PerEndpoint of a webhook in flight, none of a paused
+// webhook. Each attempt that ends wakes the loop, since it makes room for
+// its workspace's and webhook's next delivery.
 func (d *Dispatcher) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -149,7 +159,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		if free > 0 {
 			now := d.o.Now()
 			var err error
-			claimed, err = d.o.Store.ClaimFair(ctx, d.owner, now, now.Add(d.lease), free, d.o.PerEndpoint)
+			claimed, err = d.o.Store.ClaimFair(ctx, d.owner, now, now.Add(d.lease), free, d.o.PerEndpoint, d.o.PerWorkspace)
 			if err != nil && ctx.Err() == nil {
 				d.o.Logger.Error("webhook outbox unreadable", "err", err)
 			}
@@ -255,7 +265,8 @@ func (d *Dispatcher) Lease() time.Duration { return d.lease }
 
 // FromConfig returns the dispatcher the settings describe: the retry
 // schedule, the SSRF guard, the extra TLS roots, the attempt timeout, the
-// concurrency (in all and per endpoint) and the circuit breaker.
+// concurrency (in all, per workspace and per endpoint) and the circuit
+// breaker.
 func FromConfig(cfg *config.Config, st webhook.Store, log *slog.Logger, reg prometheus.Registerer) (*Dispatcher, error) {
 	sender, err := NewSender(SenderOptions{AllowPrivate: cfg.WebhookAllowPriv, CAFile: cfg.WebhookCAFile,
 		Timeout: cfg.WebhookTimeout})
@@ -263,6 +274,7 @@ func FromConfig(cfg *config.Config, st webhook.Store, log *slog.Logger, reg prom
 		return nil, fmt.Errorf("invalid setting SHORTLINK_WEBHOOK_CA_FILE: %w", err)
 	}
 	return NewDispatcher(DispatcherOptions{Store: st, Sender: sender, Schedule: cfg.WebhookRetries, Logger: log,
-		Workers: cfg.WebhookConcurrency, PerEndpoint: cfg.WebhookEndpointConcurrency, Breaker: cfg.WebhookBreaker,
+		Workers: cfg.WebhookConcurrency, PerEndpoint: cfg.WebhookEndpointConcurrency,
+		PerWorkspace: cfg.WebhookWorkspaceConcurrency, Breaker: cfg.WebhookBreaker,
 		Lease: cfg.WebhookLease, Registry: reg}), nil
 }

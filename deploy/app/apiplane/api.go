@@ -33,6 +33,8 @@ type Plane struct {
 	closeLimiter func() error
 	dispatching  *app.Task
 	relaying     *app.Task
+	// releaseOwner lets go of the data folder's relay name.
+	releaseOwner func()
 }
 
 // New returns the control plane, for a binary's app.Main.
@@ -71,7 +73,17 @@ func (a *Plane) Listen(m *app.Main) error {
 	opts := a.opts
 	opts.Stats = m.Clicks.Stats()
 	if changes := m.Bus.Changes; changes != nil {
-		relay := bus.NewRelay(m.Store, changes, bus.RelayOptions{Logger: m.Logger})
+		// The relay's name in the outbox's leases is kept in the data
+		// folder, so that after a crash the next start takes back at once
+		// the changes the dead run held.
+		owner, release, err := relayOwner(m.Config.DataDir)
+		if err != nil {
+			m.Logger.Info("the change relay leases under a name of its own for this run: changes a crash leaves leased wait for their leases to end (15 s)",
+				"data_dir", m.Config.DataDir, "err", err)
+		} else {
+			a.releaseOwner = release
+		}
+		relay := bus.NewRelay(m.Store, changes, bus.RelayOptions{Logger: m.Logger, Owner: owner})
 		m.Store.OnChange(relay.Wake)
 		registerBacklog(m.Registry, relay, m.Logger)
 		a.relaying = app.Start(func(ctx context.Context) error {
@@ -107,6 +119,10 @@ func (a *Plane) Serve() <-chan error {
 // plane.
 func (a *Plane) StopRelay() {
 	a.relaying.Stop(context.Background()) //nolint:errcheck // the relay returns nothing
+	if a.releaseOwner != nil {
+		a.releaseOwner()
+		a.releaseOwner = nil
+	}
 }
 
 // Shutdown stops accepting requests and waits up to 20 s for those in flight.
