@@ -50,18 +50,7 @@ func TestFairDeliveryHangingNeighbours(t *testing.T) {
 		func(reqs []hookRequest) bool { return len(reqs) > 0 })
 	started := time.Now()
 
-	healthy := tg.NewWorkspace(t, "enterprise")
-	path := "fairHealthy"
-	h := tg.createWebhook(t, healthy.Key, obj{"name": path, "url": rc.route(t, path, always(http.StatusOK)),
-		"events": []string{"link.created"}})
-	rc.setSecret(path, h.Secret)
-	for i := range 3 {
-		created := time.Now()
-		l := tg.createLink(t, healthy.Key, obj{"destinationUrl": fmt.Sprintf("https://example.com/fair/healthy/%d", i)})
-		reqs := rc.awaitN(t, path, i+1, 5*time.Second)
-		t.Logf("healthy link.created %d of %s delivered %v after the request", i+1, l.ID, reqs[i].At.Sub(created).Round(time.Millisecond))
-	}
-	rc.wantClean(t, path)
+	healthyNeighbour(t, tg, rc, "fairHealthy", 5*time.Second)
 
 	// Within the first attempts' timeout, an endpoint's requests are its
 	// attempts in flight.
@@ -92,4 +81,23 @@ func TestFairDeliveryHangingNeighbours(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// healthyNeighbour makes, in a workspace of its own, a webhook at a healthy
+// receiver (route path) and three links, and requires each link.created
+// delivered within bound of the link's 201, and nothing else sent to it.
+func healthyNeighbour(t *testing.T, tg *Target, rc *hookReceiver, path string, bound time.Duration) {
+	t.Helper()
+	healthy := tg.NewWorkspace(t, "enterprise")
+	h := tg.createWebhook(t, healthy.Key, obj{"name": path, "url": rc.route(t, path, always(http.StatusOK)),
+		"events": []string{"link.created"}})
+	rc.setSecret(path, h.Secret)
+	for i := range 3 {
+		created := time.Now()
+		l := tg.createLink(t, healthy.Key, obj{"destinationUrl": fmt.Sprintf("https://example.com/%s/%d", path, i)})
+		reqs := rc.awaitN(t, path, i+1, bound)
+		t.Logf("healthy link.created %d of %s delivered %v after the request (bound %v)", i+1, l.ID,
+			reqs[i].At.Sub(created).Round(time.Millisecond), bound)
+	}
+	rc.wantClean(t, path)
 }

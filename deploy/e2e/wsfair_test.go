@@ -88,19 +88,7 @@ func TestWsFairManyWebhooksOneWorkspace(t *testing.T) {
 	}
 	started := time.Now()
 
-	healthy := tg.NewWorkspace(t, "enterprise")
-	path := "wsFairHealthy"
-	h := tg.createWebhook(t, healthy.Key, obj{"name": path, "url": rc.route(t, path, always(http.StatusOK)),
-		"events": []string{"link.created"}})
-	rc.setSecret(path, h.Secret)
-	for i := range 3 {
-		created := time.Now()
-		l := tg.createLink(t, healthy.Key, obj{"destinationUrl": fmt.Sprintf("https://example.com/wsfair/healthy/%d", i)})
-		reqs := rc.awaitN(t, path, i+1, wsFairBound)
-		t.Logf("healthy link.created %d of %s delivered %v after the request (bound %v)", i+1, l.ID,
-			reqs[i].At.Sub(created).Round(time.Millisecond), wsFairBound)
-	}
-	rc.wantClean(t, path)
+	healthyNeighbour(t, tg, rc, "wsFairHealthy", wsFairBound)
 
 	// Within the first attempts' timeout every request of A's is an
 	// attempt in flight: at most its share.
