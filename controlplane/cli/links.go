@@ -421,6 +421,7 @@ func linksList(e commandEnv, args []string) error {
 	fs.StringVar(&o.Domain, "domain", "", "only this domain")
 	fs.StringVar(&o.Tag, "tag", "", "only this tag")
 	fs.BoolVar(&o.Archived, "archived", false, "include archived links")
+	fs.BoolVar(&o.OnlyArchived, "only-archived", false, "only archived links")
 	fs.StringVar(&o.Sort, "sort", "", "created, clicks or updated")
 	pos, err := parseArgs(fs, args)
 	if err != nil {

@@ -144,6 +144,12 @@ func TestListPassesFiltersAndReturnsMeta(t *testing.T) {
 	if f.last.query != "archived=true&page=2&perPage=1&sort=clicks&tag=a+b" {
 		t.Errorf("query %q", f.last.query)
 	}
+	if _, _, err := c.ListLinks(context.Background(), ListLinksOptions{Archived: true, OnlyArchived: true}); err != nil {
+		t.Fatal(err)
+	}
+	if f.last.query != "archived=only" {
+		t.Errorf("OnlyArchived: query %q, want archived=only", f.last.query)
+	}
 }
 
 func TestPathSegmentsAreEscaped(t *testing.T) {

@@ -28,6 +28,8 @@ type ListLinksOptions struct {
 	Tag    string
 	// Archived includes archived links (by default only active ones are listed).
 	Archived bool
+	// OnlyArchived lists the archived links alone (archived=only).
+	OnlyArchived bool
 	// Sort is created (the default), clicks or updated.
 	Sort string
 }
@@ -47,7 +49,10 @@ func (c *Client) ListLinks(ctx context.Context, o ListLinksOptions) ([]Link, Met
 			q.Set(k, v)
 		}
 	}
-	if o.Archived {
+	switch {
+	case o.OnlyArchived:
+		q.Set("archived", "only")
+	case o.Archived:
 		q.Set("archived", "true")
 	}
 	var (

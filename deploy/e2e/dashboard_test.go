@@ -603,9 +603,9 @@ func TestDashboard(t *testing.T) {
 	}
 	d.open("/links")
 	d.set("#search", slug+"-p03")
-	d.pick("#archived", "true")
+	d.pick("#archived", "only")
 	d.do("show archived", chromedp.Click(chromedp.CSS(`form.filters button[type=submit]`)))
-	d.awaitPage("archived=true")
+	d.awaitPage("archived=only")
 	d.do("restore", chromedp.Click(chromedp.CSS(`li.link-row form[action$="/restore"] button`)))
 	d.await("the restored link gone from the archived list", `document.readyState === 'complete' && !location.href.includes('/restore') && document.querySelectorAll('li.link-row form[action$="/restore"]').length === 0`)
 	if l, m := tg.listLinks(t, w.Key, "?search="+slug+"-p03"); m.Total != 1 || l[0].IsArchived {

@@ -855,6 +855,8 @@ func TestListLinks(t *testing.T) {
 		want(t, "?archived=false", []Link{l[4], l[3], l[1], l[0]}, Meta{1, 20, 4, false})
 		want(t, "?archived=true", []Link{l[4], l[3], l[2], l[1], l[0]}, Meta{1, 20, 5, false})
 		want(t, "?archived=true&tag=blue&search=needle", []Link{l[2]}, Meta{1, 20, 1, false})
+		want(t, "?archived=only", []Link{l[2]}, Meta{1, 20, 1, false})
+		want(t, "?archived=only&tag=red", []Link{}, Meta{1, 20, 0, false})
 		r := tg.API(t, w.Key, "GET", "/links?archived=maybe", nil)
 		r.wantError(t, http.StatusBadRequest, "VALIDATION_ERROR").wantField(t, r, "archived")
 	})

@@ -67,9 +67,12 @@ type Filter struct {
 	Tag    string
 	// Archived includes archived links when true.
 	Archived bool
-	Sort     Sort
-	Offset   int
-	Limit    int
+	// OnlyArchived lists the archived links alone (archived=only, an
+	// addition to the spec); it wins over Archived.
+	OnlyArchived bool
+	Sort         Sort
+	Offset       int
+	Limit        int
 }
 
 // Store keeps links. Every backend passes the contract suite in storetest.

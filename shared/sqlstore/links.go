@@ -210,7 +210,10 @@ func (s *Store) ListLinks(ctx context.Context, f link.Filter) ([]*link.Link, int
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	if !f.Archived {
+	switch {
+	case f.OnlyArchived:
+		where = append(where, "is_archived = TRUE")
+	case !f.Archived:
 		where = append(where, "is_archived = FALSE")
 	}
 	if f.Domain != "" {

@@ -436,6 +436,8 @@ func listLinks(t *testing.T, open func(t *testing.T) Stores) {
 		MustUpdateLink(t, s, archived, -1)
 		check(t, s, "without archived", link.Filter{WorkspaceID: ws.ID}, active)
 		check(t, s, "with archived", link.Filter{WorkspaceID: ws.ID, Archived: true}, archived, active)
+		check(t, s, "archived only", link.Filter{WorkspaceID: ws.ID, OnlyArchived: true}, archived)
+		check(t, s, "archived only wins", link.Filter{WorkspaceID: ws.ID, Archived: true, OnlyArchived: true}, archived)
 	})
 
 	t.Run("Domain", func(t *testing.T) {

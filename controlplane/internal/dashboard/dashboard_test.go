@@ -704,8 +704,23 @@ func TestLinks(t *testing.T) {
 	if p := b.get("/links"); strings.Contains(p.body, `id="link-`+id+`"`) {
 		t.Errorf("an archived link is listed among the active ones")
 	}
-	if p := b.get("/links?archived=true"); !strings.Contains(p.body, `id="link-`+id+`"`) || !strings.Contains(p.body, "Restore") {
+	// "Show: Archived" lists the archived links alone (it listed every
+	// link, and called them all archived); "Show: All" lists both.
+	other := b.post("/links/new", "/links/new", url.Values{"destinationUrl": {"https://example.com/autumn"}, "slug": {"autumn"}})
+	wantRedirect(t, "create another", other, "/links/lnk_")
+	otherID := strings.TrimPrefix(strings.SplitN(other.header.Get("Location"), "?", 2)[0], "/links/")
+	p = b.get("/links?archived=only")
+	if !strings.Contains(p.body, `id="link-`+id+`"`) || !strings.Contains(p.body, "Restore") {
 		t.Errorf("the archived list lacks the link or its Restore button")
+	}
+	if strings.Contains(p.body, `id="link-`+otherID+`"`) || !strings.Contains(p.body, "1 archived link<") ||
+		!strings.Contains(p.body, `<option value="only" selected>Archived</option>`) {
+		t.Errorf("the archived list shows an active link, or does not say it lists 1 archived link:\n%s", p.body)
+	}
+	p = b.get("/links?archived=true")
+	if !strings.Contains(p.body, `id="link-`+id+`"`) || !strings.Contains(p.body, `id="link-`+otherID+`"`) ||
+		strings.Contains(p.body, "archived link") || !strings.Contains(p.body, `<option value="true" selected>All</option>`) {
+		t.Errorf("Show: All does not list both links, or calls them archived")
 	}
 	wantRedirect(t, "restore", b.post("/links", "/links/"+id+"/restore", nil), "/links/"+id)
 	if p := b.get("/links"); !strings.Contains(p.body, `id="link-`+id+`"`) {

@@ -18,24 +18,33 @@ import (
 
 // linkList is the data of the links page.
 type linkList struct {
-	Links    []client.Link
-	Meta     client.Meta
-	Search   string
-	Tag      string
-	Sort     string
-	Archived bool
-	Pages    []int
+	Links  []client.Link
+	Meta   client.Meta
+	Search string
+	Tag    string
+	Sort   string
+	// Show is the archived query: "" the active links, "true" every link,
+	// "only" the archived ones.
+	Show  string
+	Pages []int
 }
+
+// Archived reports whether the page lists the archived links alone.
+func (l *linkList) Archived() bool { return l.Show == "only" }
 
 func (d *Dashboard) listLinks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	data := linkList{Search: q.Get("search"), Tag: q.Get("tag"), Sort: q.Get("sort"), Archived: q.Get("archived") == "true"}
+	data := linkList{Search: q.Get("search"), Tag: q.Get("tag"), Sort: q.Get("sort"), Show: q.Get("archived")}
+	if data.Show != "true" && data.Show != "only" {
+		data.Show = ""
+	}
 	v := view{Title: "Links", Nav: "links", Data: &data}
 	page, problem := pageOf(r)
 	if problem == nil {
 		var err error
 		data.Links, data.Meta, err = d.api(r).ListLinks(r.Context(), client.ListLinksOptions{Page: client.Page{Page: page, PerPage: 20},
-			Search: data.Search, Tag: data.Tag, Sort: data.Sort, Archived: data.Archived})
+			Search: data.Search, Tag: data.Tag, Sort: data.Sort,
+			Archived: data.Show == "true", OnlyArchived: data.Archived()})
 		problem = problemOf(err)
 	}
 	if problem != nil {

@@ -83,10 +83,12 @@ func (a *API) listLinks(w http.ResponseWriter, r *http.Request) {
 	checkQueryText(&fe, "search", f.Search, link.MaxSearchLen)
 	checkQueryText(&fe, "domain", f.Domain, 300)
 	checkQueryText(&fe, "tag", f.Tag, link.MaxTagLen)
-	if v := q.Get("archived"); v != "" {
+	if v := q.Get("archived"); v == "only" {
+		f.OnlyArchived = true
+	} else if v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			fe.Add(fault.Validation, "archived", "must be true or false")
+			fe.Add(fault.Validation, "archived", "must be true, false or only")
 		}
 		f.Archived = b
 	}
