@@ -113,19 +113,24 @@ func (d *dashTab) pick(sel, value string) {
 
 // shoot saves a screenshot of the dashboard's path at every width, and
 // checks that the page never scrolls sideways on a phone.
+// screenshot saves the page as it is, as dashboard-NAME.png.
+func (d *dashTab) screenshot(name string) {
+	d.t.Helper()
+	shot, err := chromedp.Run(d.tab, chromedp.FullScreenshot(100))
+	if err != nil {
+		d.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(screenshotDir, "dashboard-"+name+".png"), shot, 0o644); err != nil {
+		d.t.Fatal(err)
+	}
+}
+
 func (d *dashTab) shoot(name, path string) {
 	d.t.Helper()
 	for _, vp := range viewports {
 		d.do("emulate "+vp.name, vp.emulate)
 		d.open(path)
-		shot, err := chromedp.Run(d.tab, chromedp.FullScreenshot(100))
-		if err != nil {
-			d.t.Fatalf("screenshot of %s: %v", path, err)
-		}
-		file := filepath.Join(screenshotDir, "dashboard-"+name+"-"+vp.name+".png")
-		if err := os.WriteFile(file, shot, 0o644); err != nil {
-			d.t.Fatal(err)
-		}
+		d.screenshot(name + "-" + vp.name)
 		if w := dashEval[[]int](d, `[document.documentElement.scrollWidth, window.innerWidth]`); w[0] > w[1] {
 			d.t.Errorf("%s on a %s: the page is %d px wide on a %d px screen", path, vp.name, w[0], w[1])
 		}
@@ -441,6 +446,13 @@ func TestDashboard(t *testing.T) {
 	if len(record) != 3 || record[0] != "TXT" || record[1] != "_shortlink-verify."+domainName || !strings.HasPrefix(record[2], "shortlink-verify=") {
 		t.Fatalf("the TXT record shown: %v", record)
 	}
+	// Before the record is in the zone, verifying fails, and says so in the
+	// failure colour (it was a green success banner).
+	d.do("verify too early", chromedp.Click(chromedp.CSS(`form[action$="/verify"] button`)))
+	d.awaitPage("done=unverified")
+	if got := d.text(".notice-failed"); !strings.Contains(got, "Not verified") {
+		t.Errorf("verifying without the TXT record: failure notice %q", got)
+	}
 	zone.Set(record[1], record[2])
 	d.do("verify", chromedp.Click(chromedp.CSS(`form[action$="/verify"] button`)))
 	d.awaitPage("done=verified")
@@ -470,6 +482,16 @@ func TestDashboard(t *testing.T) {
 	d.awaitPage("done=tested")
 	if got := d.text(".table"); !strings.Contains(got, "test") || !strings.Contains(got, "success") {
 		t.Errorf("the deliveries table does not show the test delivered: %q", got)
+	}
+	// A test the receiver refuses is a failure, not "sent".
+	refusing := tg.createWebhook(t, w.Key, obj{"name": "Refusing", "url": hooks.route(t, "dashboard-refusing", always(http.StatusInternalServerError)),
+		"events": []string{"link.created"}})
+	hooks.setSecret("dashboard-refusing", refusing.Secret)
+	d.open("/webhooks/" + refusing.ID)
+	d.do("test the refusing receiver", chromedp.Click(chromedp.CSS(`form[action$="/test"] button`)))
+	d.awaitPage("done=testfailed")
+	if got := d.text(".notice-failed"); !strings.Contains(got, "not delivered") {
+		t.Errorf("a refused test event: failure notice %q", got)
 	}
 
 	// The webhook that failed ten times in a row: shown disabled with its
@@ -640,6 +662,23 @@ func TestDashboard(t *testing.T) {
 	if u := tg.usage(t, w.Key); u.Plan != "business" {
 		t.Errorf("after paying the business checkout, the plan is %q", u.Plan)
 	}
+	// Pro is now a downgrade: the page says what it takes away and asks
+	// first; confirmed, the checkout opens.
+	for _, vp := range viewports {
+		d.do("emulate "+vp.name, vp.emulate)
+		d.open("/usage")
+		d.do("choose pro", chromedp.Click(chromedp.CSS(`input[value="price_pro_monthly"] + button`)))
+		d.await("the downgrade's confirmation", `document.readyState === 'complete' && !!document.getElementById('confirm')`)
+		d.screenshot("usage-downgrade-" + vp.name)
+	}
+	if got := d.text("#confirm"); !strings.Contains(strings.ToLower(got), "downgrade from business to pro?") || !strings.Contains(got, "25,000") {
+		t.Errorf("the downgrade's confirmation says %q", got)
+	}
+	if u := tg.usage(t, w.Key); u.Plan != "business" {
+		t.Errorf("choosing a downgrade changed the plan to %q before it was confirmed", u.Plan)
+	}
+	d.do("confirm the downgrade", chromedp.Click(chromedp.CSS(`#confirm button[type=submit]`)))
+	d.awaitPage("/billing/checkout/cs_")
 	// The API reference page the control plane serves.
 	d.shoot("api-docs", "/api/v1/docs")
 	if !strings.Contains(d.text("body"), "create_checkout_session") {

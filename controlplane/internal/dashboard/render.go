@@ -35,8 +35,11 @@ type view struct {
 	Nav  string
 	CSRF string
 	Key  *workspace.APIKey
-	// Notice is a short success message; Problem an error to show.
-	Notice  string
+	// Notice is a short message after a change: a success, or a failure
+	// (NoticeFailed: shown in the failure colour, as an alert); Problem an
+	// error to show.
+	Notice       string
+	NoticeFailed bool
 	Problem *apiError
 	Data    any
 }
@@ -225,7 +228,8 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 		v.CSRF = s.csrf
 	}
 	if v.Notice == "" {
-		v.Notice = notices[r.URL.Query().Get("done")]
+		n := notices[r.URL.Query().Get("done")]
+		v.Notice, v.NoticeFailed = n.text, n.failed
 	}
 	t, ok := d.pages.byName[name]
 	if !ok {
@@ -242,24 +246,32 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	w.Write(buf.Bytes())
 }
 
+// notice is a message a redirect after a change names in ?done=.
+type notice struct {
+	text string
+	// failed shows it in the failure colour: what was asked did not happen.
+	failed bool
+}
+
 // notices are the messages a redirect after a change names in ?done=.
-var notices = map[string]string{
-	"created":     "Link created.",
-	"saved":       "Changes saved.",
-	"archived":    "Link archived: it no longer redirects.",
-	"restored":    "Link restored: it redirects again.",
-	"revoked":     "API key revoked. Every session signed in with it has ended.",
-	"verified":    "Domain verified.",
-	"unverified":  "The TXT record was not found yet. DNS changes can take a few minutes; try again soon.",
-	"domain":      "Domain added. Add the TXT record below, then verify.",
-	"deleted":     "Deleted.",
-	"enabled":     "Webhook re-enabled.",
-	"tested":      "Test event sent; see its delivery below.",
-	"published":   "Gallery published.",
-	"unpublished": "Gallery unpublished.",
-	"item":        "Item added.",
-	"moved":       "Order saved.",
-	"qrsaved":     "QR code saved.",
-	"upgraded":    "Payment received: your new plan applies now.",
-	"canceled":    "Checkout canceled: your plan is unchanged.",
+var notices = map[string]notice{
+	"created":     {text: "Link created."},
+	"saved":       {text: "Changes saved."},
+	"archived":    {text: "Link archived: it no longer redirects."},
+	"restored":    {text: "Link restored: it redirects again."},
+	"revoked":     {text: "API key revoked. Every session signed in with it has ended."},
+	"verified":    {text: "Domain verified."},
+	"unverified":  {text: "Not verified: the TXT record was not found yet. DNS changes can take a few minutes; try again soon.", failed: true},
+	"domain":      {text: "Domain added. Add the TXT record below, then verify."},
+	"deleted":     {text: "Deleted."},
+	"enabled":     {text: "Webhook re-enabled."},
+	"tested":      {text: "Test event delivered; see its delivery below."},
+	"testfailed":  {text: "The test event was not delivered: the receiver refused it or could not be reached. See its delivery below.", failed: true},
+	"published":   {text: "Gallery published."},
+	"unpublished": {text: "Gallery unpublished."},
+	"item":        {text: "Item added."},
+	"moved":       {text: "Order saved."},
+	"qrsaved":     {text: "QR code saved."},
+	"upgraded":    {text: "Payment received: your new plan applies now."},
+	"canceled":    {text: "Checkout canceled: your plan is unchanged."},
 }

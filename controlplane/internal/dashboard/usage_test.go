@@ -30,10 +30,10 @@ func TestUsagePlansAndDowngrade(t *testing.T) {
 	if n := strings.Count(p.body, "Current plan"); n != 1 {
 		t.Errorf("%d cards say Current plan, want 1", n)
 	}
-	if strings.Contains(p.body, "Choose") || strings.Contains(p.body, "Upgrade") {
+	if strings.Contains(p.body, "Choose") || strings.Contains(p.body, "Upgrade to") {
 		t.Errorf("an Enterprise workspace is offered an upgrade or a plain choice:\n%s", p.body)
 	}
-	for _, want := range []string{`id="plan-enterprise"`, "Downgrade · $9.00 / month", "Unlimited links"} {
+	for _, want := range []string{`id="plan-enterprise"`, "Downgrade to Pro, $9.00 / month", "Unlimited links"} {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("the usage page lacks %q", want)
 		}
@@ -69,7 +69,7 @@ func TestUsagePlansAndDowngrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	p = b.get("/usage")
-	if n := strings.Count(p.body, "Current plan"); n != 1 || !strings.Contains(p.body, "Upgrade · $49.00 / month") {
+	if n := strings.Count(p.body, "Current plan"); n != 1 || !strings.Contains(p.body, "Upgrade to Business, $49.00 / month") {
 		t.Errorf("on Pro: %d Current plan, want 1, and Business offered as an upgrade", n)
 	}
 	p = b.post("/usage", "/usage/checkout", url.Values{"priceId": {"price_business_annual"}})

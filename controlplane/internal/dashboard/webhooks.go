@@ -77,10 +77,11 @@ func (d *Dashboard) showWebhook(w http.ResponseWriter, r *http.Request) {
 }
 
 // webhookAction changes the webhook by act and shows it again, or the list
-// when it is gone.
-func (d *Dashboard) webhookAction(w http.ResponseWriter, r *http.Request, done string, act func(context.Context, *client.Client, string) error) {
+// when it is gone, with the notice act names.
+func (d *Dashboard) webhookAction(w http.ResponseWriter, r *http.Request, act func(context.Context, *client.Client, string) (string, error)) {
 	id := chi.URLParam(r, "id")
-	if problem := problemOf(act(r.Context(), d.api(r), id)); problem != nil {
+	done, err := act(r.Context(), d.api(r), id)
+	if problem := problemOf(err); problem != nil {
 		d.render(w, r, problem.Status, "notfound", view{Title: "Webhook", Nav: "webhooks", Problem: problem})
 		return
 	}
@@ -92,21 +93,26 @@ func (d *Dashboard) webhookAction(w http.ResponseWriter, r *http.Request, done s
 }
 
 func (d *Dashboard) enableWebhook(w http.ResponseWriter, r *http.Request) {
-	d.webhookAction(w, r, "enabled", func(ctx context.Context, c *client.Client, id string) error {
+	d.webhookAction(w, r, func(ctx context.Context, c *client.Client, id string) (string, error) {
 		_, err := c.UpdateWebhook(ctx, id, client.WebhookUpdate{IsActive: client.Set(true)})
-		return err
+		return "enabled", err
 	})
 }
 
+// testWebhook sends a test event; the notice says whether the receiver
+// took it (a refusal or no answer is a failure, not "sent").
 func (d *Dashboard) testWebhook(w http.ResponseWriter, r *http.Request) {
-	d.webhookAction(w, r, "tested", func(ctx context.Context, c *client.Client, id string) error {
-		_, err := c.TestWebhook(ctx, id)
-		return err
+	d.webhookAction(w, r, func(ctx context.Context, c *client.Client, id string) (string, error) {
+		dl, err := c.TestWebhook(ctx, id)
+		if err == nil && dl.Status != "success" {
+			return "testfailed", nil
+		}
+		return "tested", err
 	})
 }
 
 func (d *Dashboard) deleteWebhook(w http.ResponseWriter, r *http.Request) {
-	d.webhookAction(w, r, "deleted", func(ctx context.Context, c *client.Client, id string) error {
-		return c.DeleteWebhook(ctx, id)
+	d.webhookAction(w, r, func(ctx context.Context, c *client.Client, id string) (string, error) {
+		return "deleted", c.DeleteWebhook(ctx, id)
 	})
 }
