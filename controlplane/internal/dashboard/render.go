@@ -40,8 +40,8 @@ type view struct {
 	// error to show.
 	Notice       string
 	NoticeFailed bool
-	Problem *apiError
-	Data    any
+	Problem      *apiError
+	Data         any
 }
 
 // Can reports whether the signed-in key holds the permission.
