@@ -451,7 +451,11 @@ func TestEdge(t *testing.T) {
 		wantRedirect(t, tg.Edge(t, "GET", plain.Slug, nil, nil), "https://example.com/soon")
 		wantRedirect(t, tg.Edge(t, "GET", withURL.Slug, nil, nil), "https://example.com/soon2")
 		time.Sleep(time.Until(expires) + 300*time.Millisecond)
-		wantPage(t, tg.Edge(t, "GET", plain.Slug, nil, nil), http.StatusGone)
+		gone := tg.Edge(t, "GET", plain.Slug, nil, nil)
+		wantPage(t, gone, http.StatusGone)
+		if !strings.Contains(string(gone.Body), "has expired") {
+			t.Errorf("an expired link's page does not say it expired:\n%s", gone.Body)
+		}
 		wantPage(t, tg.Edge(t, "HEAD", plain.Slug, nil, nil), http.StatusGone)
 		wantRedirect(t, tg.Edge(t, "GET", withURL.Slug, nil, nil), "https://example.com/expired?from=shortlink")
 		// Removing the expiry brings the link back at once.
@@ -473,7 +477,12 @@ func TestEdge(t *testing.T) {
 		// Used up: for HEAD too.
 		wantPage(t, tg.Edge(t, "HEAD", plain.Slug, nil, nil), http.StatusGone)
 		wantPage(t, tg.Edge(t, "GET", plain.Slug, nil, nil), http.StatusGone)
-		wantPage(t, tg.Edge(t, "GET", plain.Slug, nil, nil), http.StatusGone)
+		usedUp := tg.Edge(t, "GET", plain.Slug, nil, nil)
+		wantPage(t, usedUp, http.StatusGone)
+		// Its page says why: it was used up, not expired.
+		if body := string(usedUp.Body); strings.Contains(body, "expired") || !strings.Contains(body, "used as many times") {
+			t.Errorf("a used-up link's page:\n%s", body)
+		}
 		wantRedirect(t, tg.Edge(t, "GET", withURL.Slug, nil, nil), "https://example.com/sold-out")
 		tg.awaitClicks(t, w.Key, plain.ID, 3)
 		tg.awaitClicks(t, w.Key, withURL.ID, 3)

@@ -81,7 +81,7 @@ func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if l.Expired(now) {
-		e.gone(ctx, l)
+		e.gone(ctx, l, page.Gone)
 		return
 	}
 
@@ -100,7 +100,7 @@ func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
 	}
 
 	if l.HasLimit && !e.allowedByLimit(ctx, l, counted) {
-		e.gone(ctx, l)
+		e.gone(ctx, l, page.LimitReached)
 		return
 	}
 
@@ -182,8 +182,9 @@ func (e *Edge) allowedByLimit(ctx *fasthttp.RequestCtx, l *route.Link, counted b
 	return err != nil || !reached
 }
 
-// gone answers an expired or used-up link: its expiredUrl, or the 410 page.
-func (e *Edge) gone(ctx *fasthttp.RequestCtx, l *route.Link) {
+// gone answers an expired or used-up link: its expiredUrl, or the 410 page
+// that says which (page.Gone or page.LimitReached).
+func (e *Edge) gone(ctx *fasthttp.RequestCtx, l *route.Link, body []byte) {
 	if l.ExpiredURL != "" {
 		ctx.Response.Header.Set("Location", l.ExpiredURL)
 		ctx.Response.Header.Set("Cache-Control", "no-store")
@@ -191,7 +192,7 @@ func (e *Edge) gone(ctx *fasthttp.RequestCtx, l *route.Link) {
 		e.metrics.gone.Inc()
 		return
 	}
-	e.page(ctx, fasthttp.StatusGone, page.Gone, e.metrics.gone)
+	e.page(ctx, fasthttp.StatusGone, body, e.metrics.gone)
 }
 
 func (e *Edge) page(ctx *fasthttp.RequestCtx, status int, body []byte, c counter) {

@@ -75,8 +75,10 @@ type linkForm struct {
 	UTMContent                                       string
 	IsArchived                                       bool
 	ClickCount                                       int64
-	QR                                               template.URL // data: URL of the short URL's QR code
-	Domains                                          []string
+	// Status says why the saved link does not redirect, if it does not.
+	Status  status
+	QR      template.URL // data: URL of the short URL's QR code
+	Domains []string
 }
 
 // geoRows is how many empty country rows the form offers.
@@ -87,7 +89,7 @@ func formOfRecord(l *client.Link) *linkForm {
 		Title: str(l.Title), Description: str(l.Description), Tags: strings.Join(l.Tags, ", "), HasPassword: l.HasPassword,
 		ExpiredURL: str(l.ExpiredURL), IOSURL: str(l.IOSURL), AndroidURL: str(l.AndroidURL),
 		UTMSource: str(l.UTMSource), UTMMedium: str(l.UTMMedium), UTMCampaign: str(l.UTMCampaign), UTMTerm: str(l.UTMTerm),
-		UTMContent: str(l.UTMContent), IsArchived: l.IsArchived, ClickCount: l.ClickCount}
+		UTMContent: str(l.UTMContent), IsArchived: l.IsArchived, ClickCount: l.ClickCount, Status: linkStatus(*l)}
 	if l.ExpiresAt != nil {
 		f.ExpiresAt = l.ExpiresAt.UTC().Format("2006-01-02T15:04")
 	}
@@ -321,6 +323,7 @@ func (d *Dashboard) updateLink(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	f.ID, f.ShortURL, f.HasPassword, f.IsArchived, f.ClickCount = l.ID, l.ShortURL, l.HasPassword, l.IsArchived, l.ClickCount
+	f.Status = linkStatus(*l)
 	f.withBlankGeo().QR = d.qrDataURL(r, l.ShortURL)
 	f.Domains = d.domainNames(r)
 	d.render(w, r, problem.Status, "link", view{Title: l.Slug, Nav: "links", Problem: problem, Data: f})

@@ -19,8 +19,31 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"shortlink.dev/controlplane/client"
 	"shortlink.dev/shared/workspace"
 )
+
+// status is why a link does not redirect, for its badge.
+type status struct {
+	// Label is Archived, Expired or Limit reached; empty while it redirects.
+	Label string
+	// Title says more, for the badge's tooltip.
+	Title string
+}
+
+// linkStatus tells whether l still redirects, and if not why: the edge's
+// own order (archived, then expired, then its click limit used up).
+func linkStatus(l client.Link) status {
+	switch {
+	case l.IsArchived:
+		return status{"Archived", "Archived: it does not redirect; restore it to bring it back."}
+	case l.ExpiresAt != nil && !l.ExpiresAt.After(time.Now()):
+		return status{"Expired", "Expired on " + l.ExpiresAt.UTC().Format("2 Jan 2006, 15:04 UTC") + ": it no longer redirects."}
+	case l.ClickLimit != nil && l.ClickCount >= *l.ClickLimit:
+		return status{"Limit reached", fmt.Sprintf("Its %d clicks are used up: it no longer redirects.", *l.ClickLimit)}
+	}
+	return status{}
+}
 
 //go:embed templates/*.html
 var templateFS embed.FS
@@ -120,7 +143,8 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 }
 
 var funcs = template.FuncMap{
-	"asset": assetURL,
+	"status": linkStatus,
+	"asset":  assetURL,
 	"deref": func(s *string) string {
 		if s == nil {
 			return ""
@@ -152,8 +176,15 @@ var funcs = template.FuncMap{
 		return ""
 	},
 	"num": func(n any) string {
-		if p, ok := n.(*int); ok && p != nil {
-			n = *p
+		switch p := n.(type) {
+		case *int:
+			if p != nil {
+				n = *p
+			}
+		case *int64:
+			if p != nil {
+				n = *p
+			}
 		}
 		s := fmt.Sprint(n)
 		neg := strings.HasPrefix(s, "-")

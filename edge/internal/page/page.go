@@ -58,6 +58,7 @@ func render(d data) []byte {
 var (
 	NotFound      = render(data{Title: "Link not found", Text: "This short link does not exist or is no longer active."})
 	Gone          = render(data{Title: "Link expired", Text: "This short link has expired and no longer redirects."})
+	LimitReached  = render(data{Title: "Link unavailable", Text: "This short link has been used as many times as it may be and no longer redirects."})
 	TooMany       = render(data{Title: "Too many attempts", Text: "Too many wrong passwords were tried for this link. Please wait a few minutes and try again."})
 	Password      = render(data{Title: "Password required", Text: "This link is protected. Enter its password to continue.", Form: true})
 	WrongPassword = render(data{Title: "Password required", Text: "This link is protected. Enter its password to continue.",

@@ -1,0 +1,81 @@
+package dashboard_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"shortlink.dev/shared/counters"
+)
+
+// A link that expired still showed "Expires 25 Nov 2026" and one whose
+// click limit was used up showed nothing: both say now that they no longer
+// redirect, in the list and on their page; a live link shows its expiry
+// and its clicks of the limit.
+func TestLinkStatusBadges(t *testing.T) {
+	e := newEnv(t)
+	_, value := e.key(t)
+	b := e.browser(t)
+	b.signIn(value)
+	create := func(slug string, form url.Values) string {
+		t.Helper()
+		form.Set("destinationUrl", "https://example.com/"+slug)
+		form.Set("slug", slug)
+		p := b.post("/links/new", "/links/new", form)
+		wantRedirect(t, "create "+slug, p, "/links/lnk_")
+		return strings.TrimPrefix(strings.SplitN(p.header.Get("Location"), "?", 2)[0], "/links/")
+	}
+	soon := time.Now().Add(48 * time.Hour).UTC().Format("2006-01-02T15:04")
+	expired := create("was-live", url.Values{"expiresAt": {soon}})
+	usedUp := create("used-up", url.Values{"clickLimit": {"2"}})
+	live := create("still-live", url.Values{"expiresAt": {soon}, "clickLimit": {"5"}})
+
+	// Time passes for one (its expiry moved into the past in the store) and
+	// the other's two clicks are counted.
+	ctx := context.Background()
+	l, err := e.store.GetLink(ctx, e.ws.ID, expired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Hour)
+	l.ExpiresAt = &past
+	if err := e.store.UpdateLink(ctx, l, -1); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if err := e.store.SetLinkCounters(ctx, []counters.Link{{LinkID: usedUp, Count: 2, LastClickedAt: &now}, {LinkID: live, Count: 1, LastClickedAt: &now}}); err != nil {
+		t.Fatal(err)
+	}
+
+	p := b.get("/links")
+	wantStatus(t, "links", p, http.StatusOK)
+	row := func(id string) string {
+		t.Helper()
+		i := strings.Index(p.body, `id="link-`+id+`"`)
+		if i < 0 {
+			t.Fatalf("the list lacks %s", id)
+		}
+		r := p.body[i:]
+		if j := strings.Index(r, "</li>"); j >= 0 {
+			r = r[:j]
+		}
+		return r
+	}
+	if r := row(expired); !strings.Contains(r, ">Expired</span>") || strings.Contains(r, "Expires ") {
+		t.Errorf("the expired link's row:\n%s", r)
+	}
+	if r := row(usedUp); !strings.Contains(r, ">Limit reached</span>") {
+		t.Errorf("the used-up link's row:\n%s", r)
+	}
+	if r := row(live); strings.Contains(r, "link-status") || !strings.Contains(r, "Expires ") || !strings.Contains(r, "1 / 5 clicks") {
+		t.Errorf("the live link's row:\n%s", r)
+	}
+	for id, want := range map[string]string{expired: "it no longer redirects", usedUp: "Its 2 clicks are used up"} {
+		if p := b.get("/links/" + id); !strings.Contains(p.body, want) {
+			t.Errorf("the page of %s does not say %q", id, want)
+		}
+	}
+}
