@@ -222,7 +222,7 @@ func TestDashboard(t *testing.T) {
 	d.set("#tags", "launch, dashboard")
 	dashEval[bool](d, `document.querySelectorAll('details').forEach(x => x.open = true), true`)
 	d.set("#password", "open-sesame")
-	d.set("#geoCountry0", "DE")
+	d.pick("#geoCountry0", "DE")
 	d.set("#geoUrl0", landing.URL+"/germany")
 	d.do("create the link", chromedp.Click(chromedp.CSS(`#link-form button[type=submit]`)))
 	d.awaitPage("done=created")

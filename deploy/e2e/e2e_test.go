@@ -343,6 +343,20 @@ func TestEnvelopeAndErrors(t *testing.T) {
 		}
 	})
 
+	// Geo targets on codes no visitor ever has were taken and never
+	// matched: UK (the United Kingdom is GB), XX and ZZ (private use).
+	t.Run("NoCountry", func(t *testing.T) {
+		for code, want := range map[string]string{"UK": "did you mean GB (United Kingdom)?", "XX": "no country has that code",
+			"ZZ": "no country has that code", "gb": "did you mean GB"} {
+			r := tg.API(t, w.Key, "POST", "/links", obj{"destinationUrl": "https://example.com/geo",
+				"geoTargets": map[string]string{code: "https://example.co.uk/"}})
+			e := r.wantError(t, http.StatusBadRequest, "VALIDATION_ERROR")
+			if msg, _ := e.Fields()["geoTargets"].(string); !strings.Contains(msg, want) {
+				t.Errorf("geoTargets %s: %q, want it to say %q", code, msg, want)
+			}
+		}
+	})
+
 	t.Run("BodyTooLarge", func(t *testing.T) {
 		body := `{"destinationUrl":"https://example.com/","title":"` + strings.Repeat("a", 1<<20+1024) + `"}`
 		r := tg.API(t, w.Key, "POST", "/links", body)

@@ -192,10 +192,6 @@ func SameHost(urlHost, domain string) bool {
 	return false
 }
 
-var countryRE = regexp.MustCompile(`^[A-Z]{2}$`)
-
-// ValidCountry reports whether s is an upper-case ISO 3166-1 alpha-2 shape.
-func ValidCountry(s string) bool { return countryRE.MatchString(s) }
 
 // ValidDeviceKind reports whether s is mobile, tablet or desktop.
 func ValidDeviceKind(s string) bool {

@@ -341,24 +341,6 @@ func TestSameHost(t *testing.T) {
 	}
 }
 
-func TestValidCountry(t *testing.T) {
-	tests := []struct {
-		in   string
-		want bool
-	}{
-		{"US", true}, {"DE", true}, {"GB", true},
-		{"us", false}, {"Us", false}, {"USA", false}, {"U", false}, {"", false},
-		{"U1", false}, {"U ", false}, {"US\n", false}, {"ÜS", false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			if got := ValidCountry(tc.in); got != tc.want {
-				t.Errorf("ValidCountry(%q) = %v, want %v", tc.in, got, tc.want)
-			}
-		})
-	}
-}
-
 func TestValidDeviceKind(t *testing.T) {
 	tests := []struct {
 		in   string

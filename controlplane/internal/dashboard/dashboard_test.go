@@ -662,7 +662,7 @@ func TestLinks(t *testing.T) {
 
 	p = b.get("/links/" + id + "?done=created")
 	wantStatus(t, "edit page", p, http.StatusOK)
-	for _, s := range []string{"Link created.", `value="GB"`, `value="https://example.co.uk/"`, `value="2031-05-01T12:30"`, `value="launch, email"`,
+	for _, s := range []string{"Link created.", `value="GB" selected`, `value="https://example.co.uk/"`, `value="2031-05-01T12:30"`, `value="launch, email"`,
 		"This link has a password", `value="newsletter"`, `value="myapp://spring"`, `value="100"`, `<img src="data:image/svg&#43;xml;base64,`} {
 		if !strings.Contains(p.body, s) {
 			t.Errorf("the edit page lacks %s", s)
@@ -695,7 +695,7 @@ func TestLinks(t *testing.T) {
 	edit := url.Values{"destinationUrl": {"https://example.com/summer"}, "slug": {"spring"}, "removePassword": {"on"}}
 	wantRedirect(t, "update", b.post("/links/"+id, "/links/"+id, edit), "/links/"+id)
 	p = b.get("/links/" + id)
-	if strings.Contains(p.body, "This link has a password") || strings.Contains(p.body, `value="GB"`) || !strings.Contains(p.body, "https://example.com/summer") {
+	if strings.Contains(p.body, "This link has a password") || strings.Contains(p.body, `value="GB" selected`) || !strings.Contains(p.body, "https://example.com/summer") {
 		t.Errorf("the update did not take: password, geo target still there or destination unchanged")
 	}
 

@@ -20,6 +20,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"shortlink.dev/controlplane/client"
+	"shortlink.dev/shared/country"
 	"shortlink.dev/shared/workspace"
 )
 
@@ -143,8 +144,10 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 }
 
 var funcs = template.FuncMap{
-	"status": linkStatus,
-	"asset":  assetURL,
+	"status":      linkStatus,
+	"countries":   country.All,
+	"countryName": country.Name,
+	"asset":       assetURL,
 	"deref": func(s *string) string {
 		if s == nil {
 			return ""

@@ -15,6 +15,7 @@ import (
 	"shortlink.dev/controlplane/internal/shortdomain"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
+	"shortlink.dev/shared/country"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/id"
 	"shortlink.dev/shared/link"
@@ -313,9 +314,9 @@ func (s *Service) apply(ctx context.Context, l *link.Link, in *Input, creating b
 		}
 	}
 
-	setTargets(&l.GeoTargets, in.GeoTargets, "geoTargets", link.ValidCountry,
+	setTargets(&l.GeoTargets, in.GeoTargets, "geoTargets", country.Valid, countryHint,
 		"keys must be upper-case ISO 3166-1 alpha-2 country codes", self.CheckHTTP, &fe)
-	setTargets(&l.DeviceTargets, in.DeviceTargets, "deviceTargets", link.ValidDeviceKind,
+	setTargets(&l.DeviceTargets, in.DeviceTargets, "deviceTargets", link.ValidDeviceKind, nil,
 		"keys must be mobile, tablet or desktop", self.CheckHTTP, &fe)
 
 	patch.SetText(&l.UTM.Source, in.UTMSource, link.MaxUTMLen, "utmSource", &fe)
@@ -346,7 +347,7 @@ func setURL(dst **string, f patch.Field[string], name string, check func(string)
 }
 
 func setTargets(dst *map[string]string, f patch.Field[map[string]string], name string,
-	validKey func(string) bool, keyRule string, checkURL func(string) (string, string), fe *fault.FieldErrors) {
+	validKey func(string) bool, hint func(string) string, keyRule string, checkURL func(string) (string, string), fe *fault.FieldErrors) {
 	if !f.Set {
 		return
 	}
@@ -361,7 +362,11 @@ func setTargets(dst *map[string]string, f patch.Field[map[string]string], name s
 	out := make(map[string]string, len(f.V))
 	for k, u := range f.V {
 		if !validKey(k) {
-			fe.Add(fault.Validation, name, fmt.Sprintf("%s (got %q)", keyRule, k))
+			msg := fmt.Sprintf("%s (got %q)", keyRule, k)
+			if hint != nil {
+				msg += hint(k)
+			}
+			fe.Add(fault.Validation, name, msg)
 			return
 		}
 		stored, why := checkURL(u)
@@ -372,6 +377,15 @@ func setTargets(dst *map[string]string, f patch.Field[map[string]string], name s
 		out[k] = stored
 	}
 	*dst = out
+}
+
+// countryHint names the country a wrong geo target key most likely meant:
+// "UK" is GB, "gb" is GB; XX and ZZ are no country at all.
+func countryHint(k string) string {
+	if c := country.Suggest(k); c != "" {
+		return fmt.Sprintf("; did you mean %s (%s)?", c, country.Name(c))
+	}
+	return ": no country has that code"
 }
 
 // cleanTags trims tags, drops duplicates and checks their number and length.
