@@ -192,7 +192,6 @@ func SameHost(urlHost, domain string) bool {
 	return false
 }
 
-
 // ValidDeviceKind reports whether s is mobile, tablet or desktop.
 func ValidDeviceKind(s string) bool {
 	for _, k := range DeviceKinds {
