@@ -53,7 +53,7 @@ run-split: build
 ## test: every test, with the race detector; the end-to-end suite runs twice,
 ## on the standalone binary and on the split deployment (test-e2e-split)
 test: $(TOOLS)/stripe-mock
-	SHORTLINK_E2E_SHAPE=standalone $(GO) test -race -count=1 $(PKGS)
+	SHORTLINK_E2E_SHAPE=standalone $(GO) test -race -count=1 -timeout 20m $(PKGS)
 	@# Allocation counts mean nothing under -race: the hot path's is checked without it.
 	$(GO) test -count=1 -run 'DoesNotAllocate' ./edge/redirect/
 	$(MAKE) --no-print-directory test-e2e-split
