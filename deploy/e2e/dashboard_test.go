@@ -442,7 +442,12 @@ func TestDashboard(t *testing.T) {
 	d.set("#name", domainName)
 	d.do("add the domain", chromedp.Click(chromedp.CSS(`.inline-form button[type=submit]`)))
 	d.awaitPage("done=domain")
-	record := dashEval[[]string](d, `Array.from(document.querySelectorAll('.dns code')).map(c => c.innerText)`)
+	// Which host to point it at (the domains page never said).
+	route := dashEval[[]string](d, `Array.from(document.querySelectorAll('.dns-route code')).map(c => c.innerText)`)
+	if len(route) != 3 || route[0] != "CNAME" || route[1] != domainName || route[2] == "" || strings.Contains(route[2], ":") {
+		t.Errorf("the route record shown: %v", route)
+	}
+	record := dashEval[[]string](d, `Array.from(document.querySelectorAll('.dns:not(.dns-route) code')).map(c => c.innerText)`)
 	if len(record) != 3 || record[0] != "TXT" || record[1] != "_shortlink-verify."+domainName || !strings.HasPrefix(record[2], "shortlink-verify=") {
 		t.Fatalf("the TXT record shown: %v", record)
 	}

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"net"
 	"net/http"
 	"strings"
 
@@ -14,9 +15,16 @@ import (
 type domainsPage struct {
 	Domains []client.Domain
 	Name    string
+	// Target is the host a custom domain points at, by CNAME: the edge's
+	// default short domain, which every edge answers.
+	Target string
 }
 
 func (d *Dashboard) renderDomains(w http.ResponseWriter, r *http.Request, status int, p *domainsPage, problem *apiError) {
+	p.Target = d.o.Config.DefaultDomain
+	if h, _, err := net.SplitHostPort(p.Target); err == nil {
+		p.Target = h
+	}
 	v := view{Title: "Domains", Nav: "domains", Data: p, Problem: problem}
 	renderListed(d, w, r, status, "domains", v, &p.Domains, (*client.Client).ListDomains)
 }

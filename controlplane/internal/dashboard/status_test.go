@@ -79,3 +79,19 @@ func TestLinkStatusBadges(t *testing.T) {
 		}
 	}
 }
+
+// The domains page says where to point a domain: a CNAME to the default
+// short domain's host (it said "point it at the edge" and nothing more).
+func TestDomainRouteRecord(t *testing.T) {
+	e := newEnv(t, "SHORTLINK_DEFAULT_DOMAIN=sho.rt:8081")
+	_, value := e.key(t)
+	b := e.browser(t)
+	b.signIn(value)
+	wantRedirect(t, "add", b.post("/domains", "/domains", url.Values{"name": {"go.example.com"}}), "/domains")
+	p := b.get("/domains")
+	for _, want := range []string{`<dl class="dns dns-route">`, "<code>CNAME</code>", "<code>go.example.com</code>", "<code>sho.rt</code>"} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("the domains page lacks %s", want)
+		}
+	}
+}
