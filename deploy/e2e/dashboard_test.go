@@ -134,6 +134,15 @@ func (d *dashTab) shoot(name, path string) {
 		if w := dashEval[[]int](d, `[document.documentElement.scrollWidth, window.innerWidth]`); w[0] > w[1] {
 			d.t.Errorf("%s on a %s: the page is %d px wide on a %d px screen", path, vp.name, w[0], w[1])
 		}
+		if vp.name == "phone" && dashEval[bool](d, `!!document.querySelector('.sidebar')`) {
+			// The menu is folded on a phone: the header takes little of the
+			// first screen (three rows of menu took 40 % of it); its button
+			// unfolds it.
+			if h := dashEval[float64](d, `document.querySelector('.sidebar').getBoundingClientRect().height / window.innerHeight`); h > 0.12 {
+				d.t.Errorf("%s on a phone: the header takes %.0f %% of the first screen", path, h*100)
+			}
+			d.do("open the menu", chromedp.Click(chromedp.CSS(`.menu-toggle`)))
+		}
 		// Every destination of the menu is on the screen, none hidden in a
 		// strip that scrolls sideways.
 		if off := dashEval[[]string](d, `[...document.querySelectorAll('.nav a')].filter(a => {

@@ -3,6 +3,14 @@
 // live preview and drag-to-reorder.
 (function () {
   'use strict';
+  document.documentElement.classList.add('js');
+
+  // The phone's menu: folded behind its button.
+  var toggle = document.querySelector('.menu-toggle');
+  if (toggle) toggle.addEventListener('click', function () {
+    var open = toggle.closest('.sidebar').classList.toggle('menu-open');
+    toggle.setAttribute('aria-expanded', open ? 'true' : 'false');
+  });
 
   // Copy to clipboard.
   document.addEventListener('click', function (e) {
