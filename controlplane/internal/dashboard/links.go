@@ -353,17 +353,25 @@ func (d *Dashboard) linkAction(w http.ResponseWriter, r *http.Request, done stri
 	if back == "" {
 		back = "/links/" + id
 	}
-	http.Redirect(w, r, withDone(back, done), http.StatusSeeOther)
+	to := withDone(back, done)
+	if done == "archived" {
+		// The notice offers to undo it: a restore of this link.
+		to = withQuery(to, "undo", id)
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 // withDone adds done=name to the query of the path back.
-func withDone(back, done string) string {
+func withDone(back, done string) string { return withQuery(back, "done", done) }
+
+// withQuery sets name=value in the query of the path back.
+func withQuery(back, name, value string) string {
 	u, err := url.Parse(back)
 	if err != nil {
 		return "/"
 	}
 	q := u.Query()
-	q.Set("done", done)
+	q.Set(name, value)
 	u.RawQuery = q.Encode()
 	return u.RequestURI()
 }

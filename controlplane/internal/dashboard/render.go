@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,8 +65,11 @@ type view struct {
 	// error to show.
 	Notice       string
 	NoticeFailed bool
-	Problem      *apiError
-	Data         any
+	// Undo is the link an "archived" notice offers to restore; UndoBack
+	// the page to come back to.
+	Undo, UndoBack string
+	Problem        *apiError
+	Data           any
 }
 
 // Can reports whether the signed-in key holds the permission.
@@ -262,8 +266,17 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 		v.CSRF = s.csrf
 	}
 	if v.Notice == "" {
-		n := notices[r.URL.Query().Get("done")]
+		q := r.URL.Query()
+		n := notices[q.Get("done")]
 		v.Notice, v.NoticeFailed = n.text, n.failed
+		if q.Get("done") == "archived" && undoRE.MatchString(q.Get("undo")) {
+			v.Undo, v.UndoBack = q.Get("undo"), r.URL.Path
+			q.Del("done")
+			q.Del("undo")
+			if len(q) > 0 {
+				v.UndoBack += "?" + q.Encode()
+			}
+		}
 	}
 	t, ok := d.pages.byName[name]
 	if !ok {
@@ -279,6 +292,9 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
 }
+
+// undoRE is the shape of a link id an undo may name.
+var undoRE = regexp.MustCompile(`^lnk_[A-Za-z0-9]{1,64}$`)
 
 // notice is a message a redirect after a change names in ?done=.
 type notice struct {

@@ -95,3 +95,33 @@ func TestDomainRouteRecord(t *testing.T) {
 		}
 	}
 }
+
+// Archiving a link from the list offers to undo it: the notice's Undo
+// restores the link and comes back to the same list.
+func TestArchiveUndo(t *testing.T) {
+	e := newEnv(t)
+	_, value := e.key(t)
+	b := e.browser(t)
+	b.signIn(value)
+	p := b.post("/links/new", "/links/new", url.Values{"destinationUrl": {"https://example.com/undo"}, "slug": {"undo-me"}})
+	wantRedirect(t, "create", p, "/links/lnk_")
+	id := strings.TrimPrefix(strings.SplitN(p.header.Get("Location"), "?", 2)[0], "/links/")
+
+	p = b.post("/links?tag=x", "/links/"+id+"/archive", url.Values{"back": {"/links?sort=clicks"}})
+	wantRedirect(t, "archive", p, "/links?")
+	loc := p.header.Get("Location")
+	p = b.get(loc)
+	undo := `<form class="undo" method="post" action="/links/` + id + `/restore">`
+	if !strings.Contains(p.body, "Link archived") || !strings.Contains(p.body, undo) ||
+		!strings.Contains(p.body, `name="back" value="/links?sort=clicks"`) {
+		t.Fatalf("after archiving (%s), no Undo back to the list:\n%s", loc, p.body)
+	}
+	wantRedirect(t, "undo", b.post(loc, "/links/"+id+"/restore", url.Values{"back": {"/links?sort=clicks"}}), "/links?")
+	if p := b.get("/links"); !strings.Contains(p.body, `id="link-`+id+`"`) {
+		t.Errorf("after Undo the link is not listed among the active ones")
+	}
+	// An undo names a link id and nothing else.
+	if p := b.get("/links?done=archived&undo=" + url.QueryEscape(`"><script>`)); strings.Contains(p.body, `class="undo"`) {
+		t.Errorf("an undo of something that is no link id is offered")
+	}
+}
