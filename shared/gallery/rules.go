@@ -152,3 +152,38 @@ func CheckSocialURL(raw string) string {
 	}
 	return link.CheckTargetURL(raw)
 }
+
+// VideoID returns the video id a YouTube or Vimeo address names, for
+// people who paste the address they watch at (the API takes the id alone,
+// embedData.videoId): youtube.com/watch?v=ID, youtu.be/ID,
+// youtube.com/shorts/ID, /embed/ID and /live/ID; vimeo.com/ID and
+// player.vimeo.com/video/ID. Anything else is returned as it is, for the
+// API to judge.
+func VideoID(embedType EmbedType, s string) string {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+		return s
+	}
+	host := strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
+	host = strings.TrimPrefix(host, "m.")
+	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+	var id string
+	switch {
+	case embedType == EmbedYouTube && (host == "youtube.com" || host == "youtube-nocookie.com" || host == "music.youtube.com"):
+		if v := u.Query().Get("v"); parts[0] == "watch" && v != "" {
+			id = v
+		} else if len(parts) == 2 && (parts[0] == "shorts" || parts[0] == "embed" || parts[0] == "live") {
+			id = parts[1]
+		}
+	case embedType == EmbedYouTube && host == "youtu.be" && len(parts) == 1:
+		id = parts[0]
+	case embedType == EmbedVimeo && host == "vimeo.com" && len(parts) >= 1:
+		id = parts[len(parts)-1]
+	case embedType == EmbedVimeo && host == "player.vimeo.com" && len(parts) == 2 && parts[0] == "video":
+		id = parts[1]
+	}
+	if embedType == EmbedYouTube && youtubeIDRE.MatchString(id) || embedType == EmbedVimeo && vimeoIDRE.MatchString(id) {
+		return id
+	}
+	return s
+}

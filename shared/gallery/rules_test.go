@@ -88,3 +88,28 @@ func TestValidSlug(t *testing.T) {
 		}
 	}
 }
+
+func TestVideoID(t *testing.T) {
+	for _, tc := range []struct {
+		typ      EmbedType
+		in, want string
+	}{
+		{EmbedYouTube, "https://www.youtube.com/watch?v=dQw4w9WgXcQ", "dQw4w9WgXcQ"},
+		{EmbedYouTube, "https://youtube.com/watch?v=dQw4w9WgXcQ&t=42s", "dQw4w9WgXcQ"},
+		{EmbedYouTube, "https://m.youtube.com/watch?v=dQw4w9WgXcQ", "dQw4w9WgXcQ"},
+		{EmbedYouTube, "https://youtu.be/dQw4w9WgXcQ?si=abc", "dQw4w9WgXcQ"},
+		{EmbedYouTube, "https://www.youtube.com/shorts/dQw4w9WgXcQ", "dQw4w9WgXcQ"},
+		{EmbedYouTube, "https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ", "dQw4w9WgXcQ"},
+		{EmbedYouTube, "dQw4w9WgXcQ", "dQw4w9WgXcQ"},
+		{EmbedYouTube, "https://evil.example/watch?v=dQw4w9WgXcQ", "https://evil.example/watch?v=dQw4w9WgXcQ"},
+		{EmbedYouTube, "https://www.youtube.com/watch?v=short", "https://www.youtube.com/watch?v=short"},
+		{EmbedVimeo, "https://vimeo.com/76979871", "76979871"},
+		{EmbedVimeo, "https://player.vimeo.com/video/76979871", "76979871"},
+		{EmbedVimeo, "https://vimeo.com/channels/staffpicks/76979871", "76979871"},
+		{EmbedVimeo, "https://vimeo.com/about", "https://vimeo.com/about"},
+	} {
+		if got := VideoID(tc.typ, tc.in); got != tc.want {
+			t.Errorf("VideoID(%s, %q) = %q, want %q", tc.typ, tc.in, got, tc.want)
+		}
+	}
+}

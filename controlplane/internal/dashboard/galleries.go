@@ -171,18 +171,16 @@ func (d *Dashboard) deleteGallery(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/galleries?done=deleted", http.StatusSeeOther)
 }
 
-// embedKeys names the embedData member of each embed type's one value.
-var embedKeys = map[string]string{"youtube": "videoId", "vimeo": "videoId", "spotify": "uri", "soundcloud": "url"}
-
 func (d *Dashboard) addGalleryItem(w http.ResponseWriter, r *http.Request) {
 	v := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
 	in := client.GalleryItemInput{Type: v("type"), Title: v("title"), URL: v("url"), ThumbnailURL: v("thumbnailUrl")}
 	if et := v("embedType"); et != "" && in.Type == "embed" {
-		key := embedKeys[et]
+		key := gallery.EmbedKeys[gallery.EmbedType(et)]
 		if key == "" {
 			key = "videoId"
 		}
-		in.EmbedType, in.EmbedData = et, map[string]string{key: v("embedValue")}
+		// A video's address, as people copy it, names its id.
+		in.EmbedType, in.EmbedData = et, map[string]string{key: gallery.VideoID(gallery.EmbedType(et), v("embedValue"))}
 	}
 	_, err := d.api(r).AddGalleryItem(r.Context(), chi.URLParam(r, "id"), in)
 	d.afterGallery(w, r, err, "item")

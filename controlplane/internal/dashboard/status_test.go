@@ -125,3 +125,31 @@ func TestArchiveUndo(t *testing.T) {
 		t.Errorf("an undo of something that is no link id is offered")
 	}
 }
+
+// A gallery's video item takes the address people copy from YouTube or
+// Vimeo (the API takes the id alone, and a full URL was refused).
+func TestGalleryVideoAddress(t *testing.T) {
+	e := newEnv(t)
+	_, value := e.key(t)
+	var g struct {
+		ID    string
+		Items []struct {
+			EmbedType *string
+			EmbedData map[string]string
+		}
+	}
+	apiJSON(t, e, value, "POST", "/galleries", map[string]any{"slug": "clips", "title": "Clips"}, &g)
+	b := e.browser(t)
+	b.signIn(value)
+	for _, tc := range []struct{ typ, in string }{
+		{"youtube", "https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=42s"},
+		{"vimeo", "https://vimeo.com/76979871"},
+	} {
+		p := b.post("/galleries/"+g.ID, "/galleries/"+g.ID+"/items", url.Values{"type": {"embed"}, "embedType": {tc.typ}, "embedValue": {tc.in}})
+		wantRedirect(t, "add "+tc.typ, p, "/galleries/"+g.ID)
+	}
+	apiJSON(t, e, value, "GET", "/galleries/"+g.ID, nil, &g)
+	if len(g.Items) != 2 || g.Items[0].EmbedData["videoId"] != "dQw4w9WgXcQ" || g.Items[1].EmbedData["videoId"] != "76979871" {
+		t.Errorf("the video items: %+v", g.Items)
+	}
+}
