@@ -145,6 +145,8 @@ func (d *Dashboard) routes() chi.Router {
 		r.Get("/webhooks", d.listWebhooks)
 		r.Post("/webhooks", d.createWebhook)
 		r.Get("/webhooks/{id}", d.showWebhook)
+		r.Post("/webhooks/{id}", d.updateWebhook)
+		r.Post("/webhooks/{id}/rotate", d.rotateWebhook)
 		r.Post("/webhooks/{id}/enable", d.enableWebhook)
 		r.Post("/webhooks/{id}/test", d.testWebhook)
 		r.Post("/webhooks/{id}/delete", d.deleteWebhook)

@@ -153,3 +153,40 @@ func TestGalleryVideoAddress(t *testing.T) {
 		t.Errorf("the video items: %+v", g.Items)
 	}
 }
+
+// A webhook can be edited (name, URL, events, "All events") and its secret
+// rotated from its page; neither was possible.
+func TestWebhookEditAndRotate(t *testing.T) {
+	e := newEnv(t)
+	_, value := e.key(t)
+	var wh struct {
+		ID, Name, URL, Secret string
+		Events                []string
+	}
+	apiJSON(t, e, value, "POST", "/webhooks", map[string]any{"name": "Old", "url": "https://hooks.example.com/old", "events": []string{"link.created"}}, &wh)
+	b := e.browser(t)
+	b.signIn(value)
+	p := b.get("/webhooks/" + wh.ID)
+	for _, want := range []string{`action="/webhooks/` + wh.ID + `/rotate"`, `id="ed-name" name="name" value="Old"`, `name="allEvents"`} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("the webhook page lacks %s", want)
+		}
+	}
+	p = b.post("/webhooks/"+wh.ID, "/webhooks/"+wh.ID, url.Values{"name": {"New"}, "url": {"https://hooks.example.com/new"}, "allEvents": {"on"}})
+	wantRedirect(t, "edit", p, "/webhooks/"+wh.ID+"?done=saved")
+	apiJSON(t, e, value, "GET", "/webhooks/"+wh.ID, nil, &wh)
+	if wh.Name != "New" || wh.URL != "https://hooks.example.com/new" || len(wh.Events) < 5 {
+		t.Errorf("after the edit: %+v, want every event", wh)
+	}
+	// A bad URL keeps what was typed, with the form open.
+	p = b.post("/webhooks/"+wh.ID, "/webhooks/"+wh.ID, url.Values{"name": {"Typed"}, "url": {"ftp://nope"}, "events": {"link.created"}})
+	wantStatus(t, "bad edit", p, http.StatusBadRequest)
+	if !strings.Contains(p.body, `value="Typed"`) || !strings.Contains(p.body, `id="edit" open`) {
+		t.Errorf("a refused edit lost what was typed or closed the form")
+	}
+	p = b.post("/webhooks/"+wh.ID, "/webhooks/"+wh.ID+"/rotate", nil)
+	wantStatus(t, "rotate", p, http.StatusOK)
+	if !strings.Contains(p.body, `<code id="new-secret">whsec_`) {
+		t.Errorf("the rotation does not show the new secret")
+	}
+}

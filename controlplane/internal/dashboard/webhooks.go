@@ -34,12 +34,20 @@ func (d *Dashboard) listWebhooks(w http.ResponseWriter, r *http.Request) {
 	d.renderWebhooks(w, r, http.StatusOK, &webhooksPage{}, nil)
 }
 
+// chosenEvents reads a form's events: every one with "All events" ticked.
+func chosenEvents(r *http.Request) []string {
+	if r.PostFormValue("allEvents") == "on" {
+		return append([]string{}, webhook.Events...)
+	}
+	if ev := r.PostForm["events"]; ev != nil {
+		return ev
+	}
+	return []string{}
+}
+
 func (d *Dashboard) createWebhook(w http.ResponseWriter, r *http.Request) {
 	p := &webhooksPage{Name: strings.TrimSpace(r.PostFormValue("name")), URL: strings.TrimSpace(r.PostFormValue("url")),
-		Chosen: r.PostForm["events"]}
-	if p.Chosen == nil {
-		p.Chosen = []string{}
-	}
+		Chosen: chosenEvents(r)}
 	wh, err := d.api(r).CreateWebhook(r.Context(), client.WebhookInput{Name: p.Name, URL: p.URL, Events: p.Chosen})
 	if problem := problemOf(err); problem != nil {
 		d.renderWebhooks(w, r, problem.Status, p, problem)
@@ -53,11 +61,24 @@ type webhookPage struct {
 	Webhook    *client.Webhook
 	Deliveries []client.Delivery
 	Meta       client.Meta
+	// Events are every event there is; the edit form shows the
+	// webhook's own, or Name, URL and Chosen as typed after an error.
+	Events      []string
+	Name, URL   string
+	Chosen      []string
+	EditProblem bool
+	// NewSecret is the secret a rotation made, shown this once.
+	NewSecret string
 }
 
 func (d *Dashboard) showWebhook(w http.ResponseWriter, r *http.Request) {
+	d.renderWebhook(w, r, http.StatusOK, &webhookPage{}, nil)
+}
+
+// renderWebhook shows the webhook of the path with its deliveries; p may
+// carry a form as typed or a new secret, problem an error to show.
+func (d *Dashboard) renderWebhook(w http.ResponseWriter, r *http.Request, status int, p *webhookPage, problem *apiError) {
 	id := chi.URLParam(r, "id")
-	p := &webhookPage{}
 	v := view{Title: "Webhook", Nav: "webhooks", Data: p}
 	c := d.api(r)
 	wh, err := c.GetWebhook(r.Context(), id)
@@ -66,14 +87,45 @@ func (d *Dashboard) showWebhook(w http.ResponseWriter, r *http.Request) {
 		d.render(w, r, problem.Status, "notfound", v)
 		return
 	}
-	p.Webhook, v.Title = wh, wh.Name
-	page, problem := pageOf(r)
-	if problem == nil {
+	p.Webhook, v.Title, p.Events = wh, wh.Name, webhook.Events
+	if !p.EditProblem {
+		p.Name, p.URL, p.Chosen = wh.Name, wh.URL, wh.Events
+	}
+	page, pageProblem := pageOf(r)
+	if pageProblem == nil {
 		p.Deliveries, p.Meta, err = c.ListDeliveries(r.Context(), id, client.Page{Page: page, PerPage: 25})
-		problem = problemOf(err)
+		pageProblem = problemOf(err)
+	}
+	if problem == nil {
+		problem = pageProblem
 	}
 	v.Problem = problem
-	d.render(w, r, http.StatusOK, "webhook", v)
+	d.render(w, r, status, "webhook", v)
+}
+
+// updateWebhook saves the edit form: name, URL and events.
+func (d *Dashboard) updateWebhook(w http.ResponseWriter, r *http.Request) {
+	p := &webhookPage{Name: strings.TrimSpace(r.PostFormValue("name")), URL: strings.TrimSpace(r.PostFormValue("url")),
+		Chosen: chosenEvents(r)}
+	_, err := d.api(r).UpdateWebhook(r.Context(), chi.URLParam(r, "id"),
+		client.WebhookUpdate{Name: client.Set(p.Name), URL: client.Set(p.URL), Events: client.Set(p.Chosen)})
+	if problem := problemOf(err); problem != nil {
+		p.EditProblem = true
+		d.renderWebhook(w, r, problem.Status, p, problem)
+		return
+	}
+	http.Redirect(w, r, "/webhooks/"+url.PathEscape(chi.URLParam(r, "id"))+"?done=saved", http.StatusSeeOther)
+}
+
+// rotateWebhook gives the webhook a new signing secret, shown this once.
+func (d *Dashboard) rotateWebhook(w http.ResponseWriter, r *http.Request) {
+	wh, err := d.api(r).RotateWebhookSecret(r.Context(), chi.URLParam(r, "id"))
+	if problem := problemOf(err); problem != nil {
+		d.renderWebhook(w, r, problem.Status, &webhookPage{}, problem)
+		return
+	}
+	// Rendered, not redirected: the secret is shown this once.
+	d.renderWebhook(w, r, http.StatusOK, &webhookPage{NewSecret: wh.Secret}, nil)
 }
 
 // webhookAction changes the webhook by act and shows it again, or the list

@@ -28,6 +28,13 @@
     if (f.dataset && f.dataset.confirm && !window.confirm(f.dataset.confirm)) e.preventDefault();
   });
 
+  // "All events" checks every event of its form.
+  document.addEventListener('change', function (e) {
+    var a = e.target.closest('.ev-all');
+    if (!a) return;
+    a.closest('fieldset').querySelectorAll('input[name=events]').forEach(function (c) { c.checked = a.checked; });
+  });
+
   // "Every permission" checks every box.
   var all = document.getElementById('perm-all');
   if (all) all.addEventListener('change', function () {
