@@ -13,6 +13,7 @@ import (
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/counters"
+	"shortlink.dev/shared/stats"
 )
 
 var _ bus.ClickHandler = (*Store)(nil).WriteClicks
@@ -114,12 +115,14 @@ func (s *Store) inWriteTx(ctx context.Context, fn func(w *writer) error) error {
 	return tx.Commit()
 }
 
-// The dimensions of click_rollup.
+// The dimensions of click_rollup (city and os from migration 0004 on).
 const (
-	dimCountry  = "country"
-	dimDevice   = "device"
-	dimBrowser  = "browser"
-	dimReferrer = "referrer"
+	dimCountry  = stats.DimCountry
+	dimDevice   = stats.DimDevice
+	dimBrowser  = stats.DimBrowser
+	dimReferrer = stats.DimReferrer
+	dimCity     = stats.DimCity
+	dimOS       = stats.DimOS
 )
 
 // linkDay names a link's clicks of one UTC day.
@@ -130,7 +133,7 @@ func compareLinkDays(a, b linkDay) int {
 }
 
 // rollupDims are the breakdowns of click_rollup, in the order of chunk.dims.
-var rollupDims = [...]string{dimCountry, dimDevice, dimBrowser, dimReferrer}
+var rollupDims = [...]string{dimCountry, dimDevice, dimBrowser, dimReferrer, dimCity, dimOS}
 
 // chunk is a batch's new events of one link and UTC day, and what they add
 // to the rollups.
@@ -154,11 +157,7 @@ func (c *chunk) add(e *click.Event, us int64) {
 	}
 	c.humans++
 	c.lastHuman = max(c.lastHuman, us)
-	referrer := e.Referrer
-	if referrer == "" {
-		referrer = "direct"
-	}
-	for i, key := range [len(rollupDims)]string{e.Country, e.Device, e.Browser, referrer} {
+	for i, key := range dimKeys(e) {
 		if c.dims[i] == nil {
 			c.dims[i] = keyCounts{}
 		}
@@ -171,6 +170,15 @@ func (c *chunk) add(e *click.Event, us int64) {
 		}
 		c.scans[e.QRID]++
 	}
+}
+
+// dimKeys returns an event's keys of rollupDims, in their order.
+func dimKeys(e *click.Event) [len(rollupDims)]string {
+	referrer := e.Referrer
+	if referrer == "" {
+		referrer = "direct"
+	}
+	return [len(rollupDims)]string{e.Country, e.Device, e.Browser, referrer, e.City, e.OS}
 }
 
 // chunksOf splits new events into chunks by link and UTC day, sorted.

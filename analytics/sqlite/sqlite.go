@@ -105,6 +105,9 @@ func open(ctx context.Context, path string, counters counters.Store) (_ *Store, 
 	if err := s.convertLegacy(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.fillDims(ctx); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -1,0 +1,221 @@
+package stats
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	"shortlink.dev/shared/fault"
+)
+
+// The groupings a click store answers (AnalyticsQuery.GroupBy): a click
+// dimension (Dims), a link, or a UTC day. The API's other groupings (tag,
+// domain, utm_*) are made by the control plane from the link rows.
+const (
+	GroupLink = "link"
+	GroupDay  = "day"
+)
+
+// The click dimensions a store keeps per link and UTC day, in the order of
+// Dims.
+const (
+	DimCountry  = "country"
+	DimCity     = "city"
+	DimDevice   = "device"
+	DimBrowser  = "browser"
+	DimOS       = "os"
+	DimReferrer = "referrer" // key "direct" for no referrer
+)
+
+// Dims are the click dimensions of AnalyticsQuery's GroupBy and Filter.
+var Dims = []string{DimCountry, DimCity, DimDevice, DimBrowser, DimOS, DimReferrer}
+
+// IsDim reports whether name is one of Dims.
+func IsDim(name string) bool { return slices.Contains(Dims, name) }
+
+// KeyFilter keeps the clicks whose dimension Dim is Key.
+type KeyFilter struct {
+	Dim, Key string
+}
+
+// AnalyticsQuery asks a click store for the clicks of a set of links over
+// a range of days, grouped.
+type AnalyticsQuery struct {
+	// LinkIDs are the links counted (the control plane's choice: a
+	// workspace's links, filtered). None: nothing is counted.
+	LinkIDs []string
+	Range   Range
+	// GroupBy is one of Dims, GroupLink or GroupDay.
+	GroupBy string
+	// Filter, when set, keeps one key of one dimension; its Dim is GroupBy,
+	// or GroupBy is GroupLink or GroupDay (a VALIDATION_ERROR otherwise:
+	// the stores keep no dimension crossed with another).
+	Filter *KeyFilter
+}
+
+// AnalyticsRow is a row of Analytics: Key is the dimension's key, the link
+// id or the day (YYYY-MM-DD).
+type AnalyticsRow struct {
+	Key          string
+	Clicks       int64
+	UniqueClicks int64
+}
+
+// Analytics is the answer to an AnalyticsQuery. Bots are excluded.
+//
+// UniqueClicks (overall, and on link and day rows) is the sum, over the
+// links and days counted, of each link's distinct visitors of the day, as
+// LinkStats.UniqueClicks is for one link. On a row of a dimension, and
+// overall under a Filter, a link-day's visitors are shared among its keys in
+// proportion to their clicks (rounded once, per row): an estimate, exact
+// when the link-day's visitors click equally often.
+type Analytics struct {
+	TotalClicks  int64
+	UniqueClicks int64
+	// Rows: by clicks, descending, then by key; for GroupDay every day of
+	// the range, oldest first, zero days included.
+	Rows []AnalyticsRow
+}
+
+// AnalyticsReader is a click store that answers workspace analytics from
+// its rollups. The control plane asks it beside stats.Reader.
+type AnalyticsReader interface {
+	Analytics(ctx context.Context, q AnalyticsQuery) (*Analytics, error)
+}
+
+// CheckAnalyticsQuery returns the query's first and last UTC days, or a
+// VALIDATION_ERROR for what no store answers.
+func CheckAnalyticsQuery(q AnalyticsQuery) (from, to time.Time, err error) {
+	from, to = utcDay(q.Range.From), utcDay(q.Range.To)
+	if to.Before(from) {
+		return from, to, fault.New(fault.Validation, "the analytics range ends (%s) before it starts (%s)",
+			to.Format(time.DateOnly), from.Format(time.DateOnly))
+	}
+	if q.GroupBy != GroupLink && q.GroupBy != GroupDay && !IsDim(q.GroupBy) {
+		return from, to, fault.New(fault.Validation, "cannot group clicks by %q", q.GroupBy)
+	}
+	if f := q.Filter; f != nil {
+		if !IsDim(f.Dim) {
+			return from, to, fault.New(fault.Validation, "cannot filter clicks by %q", f.Dim)
+		}
+		if f.Dim != q.GroupBy && q.GroupBy != GroupLink && q.GroupBy != GroupDay {
+			return from, to, fault.New(fault.Validation, "a %s filter goes with groupBy %s, link or day, not %s",
+				f.Dim, f.Dim, q.GroupBy)
+		}
+	}
+	return from, to, nil
+}
+
+// LinkDay is a link's human clicks of one UTC day (YYYY-MM-DD) and its
+// distinct visitors, as a store keeps them.
+type LinkDay struct {
+	Link, Day        string
+	Clicks, Visitors int64
+}
+
+// LinkDayKey is a link's human clicks of one UTC day with one key of a
+// dimension.
+type LinkDayKey struct {
+	Link, Day, Key string
+	Clicks         int64
+}
+
+// Aggregate answers q from a store's rows over the range [from, to]: days,
+// the link-days of q's links (every one with clicks), and keys, their keys
+// of the dimension of q's Filter, else of q's GroupBy when it is one (nil
+// otherwise). Both stores answer through it, alike.
+func Aggregate(q AnalyticsQuery, from, to time.Time, days []LinkDay, keys []LinkDayKey) *Analytics {
+	type linkDayID struct{ link, day string }
+	byDay := make(map[linkDayID]LinkDay, len(days))
+	for _, d := range days {
+		byDay[linkDayID{d.Link, d.Day}] = d
+	}
+	// share is a count of clicks and its share of visitors, not yet rounded.
+	type share struct {
+		clicks   int64
+		visitors float64
+	}
+	rows := map[string]*share{}
+	add := func(key string, clicks int64, visitors float64) {
+		r := rows[key]
+		if r == nil {
+			r = &share{}
+			rows[key] = r
+		}
+		r.clicks += clicks
+		r.visitors += visitors
+	}
+	var total share
+	if q.Filter == nil {
+		for _, d := range days {
+			total.clicks += d.Clicks
+			total.visitors += float64(d.Visitors)
+			switch q.GroupBy {
+			case GroupLink:
+				add(d.Link, d.Clicks, float64(d.Visitors))
+			case GroupDay:
+				add(d.Day, d.Clicks, float64(d.Visitors))
+			}
+		}
+	}
+	for _, k := range keys {
+		if q.Filter != nil && k.Key != q.Filter.Key {
+			continue
+		}
+		var visitors float64
+		if d := byDay[linkDayID{k.Link, k.Day}]; d.Clicks > 0 {
+			visitors = float64(d.Visitors) * float64(k.Clicks) / float64(d.Clicks)
+		}
+		switch {
+		case q.Filter == nil:
+			add(k.Key, k.Clicks, visitors)
+			continue
+		case q.GroupBy == GroupLink:
+			add(k.Link, k.Clicks, visitors)
+		case q.GroupBy == GroupDay:
+			add(k.Day, k.Clicks, visitors)
+		default:
+			add(k.Key, k.Clicks, visitors)
+		}
+		total.clicks += k.Clicks
+		total.visitors += visitors
+	}
+	a := &Analytics{TotalClicks: total.clicks, UniqueClicks: int64(math.Round(total.visitors)), Rows: []AnalyticsRow{}}
+	if q.GroupBy == GroupDay {
+		for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
+			key := d.Format(time.DateOnly)
+			row := AnalyticsRow{Key: key}
+			if r := rows[key]; r != nil {
+				row.Clicks, row.UniqueClicks = r.clicks, int64(math.Round(r.visitors))
+			}
+			a.Rows = append(a.Rows, row)
+		}
+		return a
+	}
+	for key, r := range rows {
+		a.Rows = append(a.Rows, AnalyticsRow{Key: key, Clicks: r.clicks, UniqueClicks: int64(math.Round(r.visitors))})
+	}
+	SortRows(a.Rows)
+	return a
+}
+
+// SortRows sorts rows by clicks, descending, then by key, byte by byte.
+func SortRows(rows []AnalyticsRow) {
+	slices.SortFunc(rows, func(a, b AnalyticsRow) int {
+		return cmp.Or(cmp.Compare(b.Clicks, a.Clicks), cmp.Compare(a.Key, b.Key))
+	})
+}
+
+// KeysDim returns the dimension whose keys Aggregate needs for q: the
+// Filter's, else GroupBy when it is a dimension, else "" (none).
+func KeysDim(q AnalyticsQuery) string {
+	if q.Filter != nil {
+		return q.Filter.Dim
+	}
+	if IsDim(q.GroupBy) {
+		return q.GroupBy
+	}
+	return ""
+}
