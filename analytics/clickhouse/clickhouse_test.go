@@ -118,7 +118,7 @@ func TestOpen(t *testing.T) {
 		if err != nil || st.TotalClicks != 1 {
 			t.Fatalf("stats after reopening: got %+v, %v; want 1 click", st, err)
 		}
-		wantMigrations(t, url, 3)
+		wantMigrations(t, url, 4)
 	})
 
 	// Services starting together on a new database.
@@ -328,7 +328,7 @@ func TestMigrateLegacyClicks(t *testing.T) {
 		}
 	}
 	first := backend{Store: mustOpen(t, url, e.links), links: e.links}
-	wantMigrations(t, url, 3)
+	wantMigrations(t, url, 4)
 	check(t, first, 5, 4, 1, nextDay.Time)
 	// A new click has the counters counted, the legacy clicks included.
 	// Legacy clicks delivered again are not stored again: 0003 copied their
@@ -694,4 +694,75 @@ func TestVisitorsCache(t *testing.T) {
 	seen.ID, seen.Time = click.NewEventID(), day1.Add(2*time.Hour)
 	mustWrite(t, other, seen)
 	read(4, 6, 1)
+}
+
+// TestWsAnalyticsFillDims: clicks stored before migration 0004 (by a writer
+// of 0002/0003, rolled = 1, and by the previous version still running
+// after it, rolled = 0) are counted in the cities and operating systems
+// when a store opens, once however often stores open, and workspace
+// analytics see them.
+func TestWsAnalyticsFillDims(t *testing.T) {
+	e := newEnv(t)
+	url := chtest.Database(t, e.clickhouseURL)
+	conn := mustApplyMigrations(t, url, 3)
+	ws := storetest.MustCreateWorkspace(t, e.links).ID
+	l := storetest.MustCreateLink(t, e.links, storetest.NewLink(ws, storetest.UniqueDomain(), "s"), -1).ID
+	at := time.Date(2025, time.March, 10, 12, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	insert := func(rolled uint8, city, os string, n int) {
+		t.Helper()
+		batch, err := conn.PrepareBatch(ctx, `INSERT INTO clicks (`+legacyColumns+`, rolled)`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer batch.Close()
+		for range n {
+			ev := click.Event{ID: click.NewEventID(), Visitor: click.Visitor(click.NewEventID())}
+			if err := batch.Append(string(ev.ID[:]), at.UnixMicro(), utcDay(at), l, ws,
+				"", "", "", "US", city, "", "", os, "", "", "", uint8(0), string(ev.Visitor[:]), rolled); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := batch.Send(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert(1, "Boston", "iOS", 3)
+	insert(1, "Lyon", "", 1)
+	rng := stats.Range{From: utcDay(at), To: utcDay(at)}
+	check := func(t *testing.T, s *clickhouse.Store, cities, systems string) {
+		t.Helper()
+		st, err := s.LinkStats(ctx, l, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := showCounts(st.ByCity); got != cities {
+			t.Errorf("byCity: got %s, want %s", got, cities)
+		}
+		if got := showCounts(st.ByOS); got != systems {
+			t.Errorf("byOS: got %s, want %s", got, systems)
+		}
+		a, err := s.Analytics(ctx, stats.AnalyticsQuery{LinkIDs: []string{l}, Range: rng, GroupBy: stats.DimCity})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range a.Rows {
+			got = append(got, r.Key+":"+itoa(r.Clicks))
+		}
+		if g := "[" + strings.Join(got, " ") + "]"; g != cities {
+			t.Errorf("analytics by city: got %s, want %s", g, cities)
+		}
+	}
+	first := mustOpen(t, url, e.links)
+	wantMigrations(t, url, 4)
+	check(t, first, `[Boston:3 Lyon:1]`, `[iOS:3 :1]`)
+	mustWrite(t, backend{Store: first, links: e.links}, click.Event{ID: click.NewEventID(), Time: at, LinkID: l,
+		WorkspaceID: ws, City: "Lyon", OS: "Android", Visitor: click.Visitor(click.NewEventID())})
+	check(t, first, `[Boston:3 Lyon:2]`, `[iOS:3 :1 Android:1]`)
+	again := mustOpen(t, url, e.links)
+	check(t, again, `[Boston:3 Lyon:2]`, `[iOS:3 :1 Android:1]`)
+	insert(0, "Boston", "iOS", 1) // the previous version, still running
+	third := mustOpen(t, url, e.links)
+	check(t, third, `[Boston:4 Lyon:2]`, `[iOS:4 :1 Android:1]`)
 }
