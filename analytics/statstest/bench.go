@@ -80,7 +80,8 @@ const LoadedEnv = "SHORTLINK_BENCH_LOADED_CLICKS"
 // WriteClicks, in batches of BenchBatchSize spread evenly over 30 days in
 // time order, as the bus would hand them over, reports the rate, then
 // measures LinkStats over those 30 days (the API's default range) and over
-// the last day. A day's visitors click twice on average; one click in 20 is
+// the last day, and the workspace analytics of those 30 days (by country,
+// referrer, link and day, and by link with a country filter). A day's visitors click twice on average; one click in 20 is
 // a bot. It skips b unless the setting is there.
 func BenchLoaded(b *testing.B, s Backend) {
 	n, err := strconv.Atoi(os.Getenv(LoadedEnv))
@@ -140,6 +141,31 @@ func BenchLoaded(b *testing.B, s Backend) {
 			}
 			b.ReportMetric(float64(st.TotalClicks), "clicks")
 			b.ReportMetric(float64(st.UniqueClicks), "uniques")
+		})
+	}
+	// Workspace analytics over the 30 days (GET /analytics's default
+	// range), as the control plane asks for them: the workspace's links.
+	thirty := stats.Range{From: start.Truncate(24 * time.Hour), To: end.Truncate(24 * time.Hour)}
+	for _, q := range []struct {
+		name string
+		q    stats.AnalyticsQuery
+	}{
+		{"ByCountry", stats.AnalyticsQuery{GroupBy: stats.DimCountry}},
+		{"ByReferrer", stats.AnalyticsQuery{GroupBy: stats.DimReferrer}},
+		{"ByLink", stats.AnalyticsQuery{GroupBy: stats.GroupLink}},
+		{"ByDay", stats.AnalyticsQuery{GroupBy: stats.GroupDay}},
+		{"ByLinkCountryDE", stats.AnalyticsQuery{GroupBy: stats.GroupLink, Filter: &stats.KeyFilter{Dim: stats.DimCountry, Key: "DE"}}},
+	} {
+		b.Run("Analytics30Days"+q.name, func(b *testing.B) {
+			q.q.LinkIDs, q.q.Range = []string{link}, thirty
+			var a *stats.Analytics
+			for b.Loop() {
+				if a, err = s.Analytics(ctx, q.q); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(a.TotalClicks), "clicks")
+			b.ReportMetric(float64(a.UniqueClicks), "uniques")
 		})
 	}
 }
