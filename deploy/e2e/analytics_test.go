@@ -43,9 +43,12 @@ func TestWsAnalytics(t *testing.T) {
 	theirs := s.createLink(t, attacker.Key, obj{"destinationUrl": "https://example.com/x", "tags": []string{"promo"}, "utmSource": "mail"})
 	today := time.Now().UTC().Format(time.DateOnly)
 
+	// Links with a utmSource redirect with it added to the destination.
+	target := map[string]string{promo.ID: "https://example.com/p?utm_source=mail", plain.ID: "https://example.com/q",
+		theirs.ID: "https://example.com/x?utm_source=mail"}
 	click := func(l Link, agent, ip string) {
 		t.Helper()
-		wantRedirect(t, s.Edge(t, "GET", l.Slug, ua(agent, "X-Forwarded-For", ip), nil), l.DestinationURL)
+		wantRedirect(t, s.Edge(t, "GET", l.Slug, ua(agent, "X-Forwarded-For", ip), nil), target[l.ID])
 	}
 	click(promo, uaIPhone, "81.2.69.1")
 	click(promo, uaIPhone, "81.2.69.1") // the same visitor again
@@ -54,7 +57,7 @@ func TestWsAnalytics(t *testing.T) {
 	for range 5 {
 		click(theirs, uaWindowsChrome, "89.160.20.9")
 	}
-	wantRedirect(t, s.Edge(t, "GET", promo.Slug, ua(botAgents["Googlebot"], "X-Forwarded-For", "216.160.83.56"), nil), promo.DestinationURL)
+	wantRedirect(t, s.Edge(t, "GET", promo.Slug, ua(botAgents["Googlebot"], "X-Forwarded-For", "216.160.83.56"), nil), target[promo.ID])
 	click(plain, uaWindowsChrome, "89.160.20.1") // last, so that the rest is stored
 	_, promoStats := s.awaitClicks(t, w.Key, promo.ID, 3)
 	s.awaitClicks(t, w.Key, plain.ID, 2)
