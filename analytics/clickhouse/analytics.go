@@ -10,9 +10,10 @@ import (
 
 var _ stats.AnalyticsReader = (*Store)(nil)
 
-// Analytics implements stats.AnalyticsReader from the rollups: each link's
-// days (clicks and distinct visitors) as LinkStats reads them (linkDays,
-// with its cache of visitor counts), the clicks stored before the rollups
+// Analytics implements stats.AnalyticsReader from the rollups: the links'
+// days (clicks and distinct visitors) as LinkStats reads them, in a few
+// queries for all the links (analyticsDays, with the cache of visitor
+// counts), the clicks stored before the rollups
 // from click_backfill, and the keys of the one dimension the query groups
 // or filters by from link_day_keys and click_backfill, grouped by link, day
 // and key in one query.
@@ -25,15 +26,13 @@ func (s *Store) Analytics(ctx context.Context, q stats.AnalyticsQuery) (*stats.A
 		return stats.Aggregate(q, from, to, nil, nil), nil
 	}
 	first, last := from.Format(dayLayout), to.Format(dayLayout)
-	byDay := map[[2]string]*stats.LinkDay{}
-	for _, id := range q.LinkIDs {
-		days, _, err := s.linkDays(ctx, id, first, last)
-		if err != nil {
-			return nil, fmt.Errorf("cannot read analytics: %w", err)
-		}
-		for day, d := range days {
-			byDay[[2]string{id, day}] = &stats.LinkDay{Link: id, Day: day, Clicks: d.clicks, Visitors: d.visitors}
-		}
+	linkDays, err := s.analyticsDays(ctx, q.LinkIDs, first, last)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read analytics: %w", err)
+	}
+	byDay := make(map[[2]string]*stats.LinkDay, len(linkDays))
+	for k, d := range linkDays {
+		byDay[[2]string{k.link, k.day}] = &stats.LinkDay{Link: k.link, Day: k.day, Clicks: d.clicks, Visitors: d.visitors}
 	}
 	marks := strings.Repeat("?, ", len(q.LinkIDs))
 	marks = marks[:len(marks)-2]

@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -765,4 +767,85 @@ func TestWsAnalyticsFillDims(t *testing.T) {
 	insert(0, "Boston", "iOS", 1) // the previous version, still running
 	third := mustOpen(t, url, e.links)
 	check(t, third, `[Boston:4 Lyon:2]`, `[iOS:4 :1 Android:1]`)
+}
+
+// TestWsAnalyticsManyLinksManyParts: workspace analytics read the visitors
+// of many links' days in a few queries, days split over several parts
+// (merged) or in one (finalized) alike, and agree with each link's stats;
+// a second read takes them from the cache.
+func TestWsAnalyticsManyLinksManyParts(t *testing.T) {
+	e := newEnv(t)
+	b := e.open(t)
+	ctx := context.Background()
+	ws := b.NewWorkspace(t)
+	day1 := time.Date(2025, time.March, 10, 12, 0, 0, 0, time.UTC)
+	var links []string
+	for range 12 {
+		links = append(links, b.NewLink(t, ws))
+	}
+	repeat := click.Visitor(click.NewEventID())
+	for batch := range 3 { // three INSERTs: three parts per day until merged
+		var events []click.Event
+		for i, l := range links {
+			for d := range 2 {
+				for range i%3 + 1 {
+					events = append(events, click.Event{ID: click.NewEventID(), Time: day1.AddDate(0, 0, d).Add(time.Duration(batch) * time.Minute),
+						LinkID: l, WorkspaceID: ws, Country: []string{"US", "DE"}[i%2], Visitor: click.Visitor(click.NewEventID())})
+				}
+				events = append(events, click.Event{ID: click.NewEventID(), Time: day1.AddDate(0, 0, d), LinkID: l, WorkspaceID: ws,
+					Country: "FR", Visitor: repeat})
+			}
+		}
+		mustWrite(t, b, events...)
+	}
+	r := stats.Range{From: day1, To: day1.AddDate(0, 0, 1)}
+	var want []string
+	var total, unique int64
+	for _, l := range links {
+		st, err := b.LinkStats(ctx, l, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, fmt.Sprintf("%s:%d/%d", l, st.TotalClicks, st.UniqueClicks))
+		total += st.TotalClicks
+		unique += st.UniqueClicks
+	}
+	slices.Sort(want)
+	read := func(wantStates int64) {
+		t.Helper()
+		before := clickhouse.StatesRead(b.Store)
+		a, err := b.Analytics(ctx, stats.AnalyticsQuery{LinkIDs: links, Range: r, GroupBy: stats.GroupLink})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, row := range a.Rows {
+			got = append(got, fmt.Sprintf("%s:%d/%d", row.Key, row.Clicks, row.UniqueClicks))
+		}
+		slices.Sort(got)
+		if fmt.Sprint(got) != fmt.Sprint(want) || a.TotalClicks != total || a.UniqueClicks != unique {
+			t.Errorf("by link: %v (%d/%d)\nwant %v (%d/%d)", got, a.TotalClicks, a.UniqueClicks, want, total, unique)
+		}
+		if got := clickhouse.StatesRead(b.Store) - before; wantStates >= 0 && got != wantStates {
+			t.Errorf("read %d visitor states, want %d", got, wantStates)
+		}
+	}
+	clickhouse.ResetVisitors(b.Store)
+	read(-1)
+	read(0) // cached
+	mustWrite(t, b, click.Event{ID: click.NewEventID(), Time: day1, LinkID: links[0], WorkspaceID: ws, Visitor: click.Visitor(click.NewEventID())})
+	want[slices.IndexFunc(want, func(s string) bool { return strings.HasPrefix(s, links[0]+":") })] = ""
+	st, err := b.LinkStats(ctx, links[0], r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, unique = total+1, unique+1
+	for i, w := range want {
+		if w == "" {
+			want[i] = fmt.Sprintf("%s:%d/%d", links[0], st.TotalClicks, st.UniqueClicks)
+		}
+	}
+	slices.Sort(want)
+	clickhouse.ResetVisitors(b.Store)
+	read(-1)
 }
