@@ -650,6 +650,13 @@ func BenchmarkLinkStatsLoaded(b *testing.B) {
 	statstest.BenchLoaded(b, newEnv(b).open(b))
 }
 
+// BenchmarkWsAnalyticsLoaded loads SHORTLINK_BENCH_LOADED_CLICKS clicks
+// over SHORTLINK_BENCH_LOADED_LINKS links (default 1000) of one workspace
+// and times workspace analytics (statstest.BenchAnalyticsLoaded).
+func BenchmarkWsAnalyticsLoaded(b *testing.B) {
+	statstest.BenchAnalyticsLoaded(b, newEnv(b).open(b))
+}
+
 // TestVisitorsCache: LinkStats reads the visitor states of a day again only
 // when the day has clicks it had not when they were last read.
 func TestVisitorsCache(t *testing.T) {

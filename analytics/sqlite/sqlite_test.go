@@ -222,6 +222,13 @@ func BenchmarkLinkStatsLoaded(b *testing.B) {
 	statstest.BenchLoaded(b, mustOpen(b, filepath.Join(b.TempDir(), "shortlink.db")))
 }
 
+// BenchmarkWsAnalyticsLoaded loads SHORTLINK_BENCH_LOADED_CLICKS clicks
+// over SHORTLINK_BENCH_LOADED_LINKS links (default 1000) of one workspace
+// and times workspace analytics (statstest.BenchAnalyticsLoaded).
+func BenchmarkWsAnalyticsLoaded(b *testing.B) {
+	statstest.BenchAnalyticsLoaded(b, mustOpen(b, filepath.Join(b.TempDir(), "shortlink.db")))
+}
+
 // mustOpen opens the control-plane store on the file, then the analytics store.
 func mustOpen(t testing.TB, path string) backend {
 	t.Helper()

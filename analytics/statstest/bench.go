@@ -177,3 +177,83 @@ func mix(x uint64) uint64 {
 	x = (x ^ x>>27) * 0x94d049bb133111eb
 	return x ^ x>>31
 }
+
+// LoadedLinksEnv names the number of links BenchAnalyticsLoaded spreads its
+// clicks over (default 1000).
+const LoadedLinksEnv = "SHORTLINK_BENCH_LOADED_LINKS"
+
+// BenchAnalyticsLoaded loads os.Getenv(LoadedEnv) clicks spread over the
+// links of one workspace (LoadedLinksEnv, default 1000), over 30 days as
+// BenchLoaded does, then times workspace analytics over the 30 days: by
+// country, city, link and day, and by link with a country filter. It skips
+// b unless LoadedEnv is set.
+func BenchAnalyticsLoaded(b *testing.B, s Backend) {
+	n, err := strconv.Atoi(os.Getenv(LoadedEnv))
+	if err != nil || n <= 0 {
+		b.Skipf("set %s to a number of clicks (like 1000000) to run this slow benchmark", LoadedEnv)
+	}
+	nLinks := 1000
+	if v, err := strconv.Atoi(os.Getenv(LoadedLinksEnv)); err == nil && v > 0 {
+		nLinks = v
+	}
+	ws := s.NewWorkspace(b)
+	links := make([]string, nLinks)
+	for i := range links {
+		links[i] = s.NewLink(b, ws)
+	}
+	const days = 30
+	end := time.Now().UTC().Truncate(24 * time.Hour).Add(24*time.Hour - time.Second)
+	start := end.AddDate(0, 0, -days).Add(time.Second)
+	step := end.Sub(start) / time.Duration(n)
+	perDay := uint64(n/days/2 + 1)
+	rng := rand.New(rand.NewPCG(3, 4))
+	countries := []string{"US", "DE", "FR", "GB", "JP", "BR", "IN", ""}
+	cities := []string{"Boston", "Berlin", "Paris", "London", "Tokyo", "São Paulo", "Mumbai", ""}
+	ctx := context.Background()
+	batch := make([]click.Event, 0, BenchBatchSize)
+	began := time.Now()
+	for i := range n {
+		at := start.Add(time.Duration(i) * step)
+		day := uint64(at.Unix() / 86400)
+		var v click.Visitor
+		binary.LittleEndian.PutUint64(v[:8], mix(day<<32|rng.Uint64N(perDay)))
+		binary.LittleEndian.PutUint64(v[8:], mix(^day))
+		c := rng.IntN(len(countries))
+		batch = append(batch, click.Event{
+			V: click.Version, ID: click.NewEventID(), Time: at, LinkID: links[rng.IntN(len(links))], WorkspaceID: ws,
+			Domain: "sho.rt", Slug: "s", Target: "https://example.com/", Country: countries[c], City: cities[c],
+			Device: click.DeviceMobile, Browser: "Safari", OS: "iOS", Trigger: click.TriggerLink, Bot: rng.IntN(20) == 0, Visitor: v,
+		})
+		if len(batch) == BenchBatchSize || i == n-1 {
+			if err := s.WriteClicks(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	loaded := time.Since(began)
+	b.Logf("loaded %d clicks over %d links in %s: %.0f clicks/s", n, nLinks, loaded.Round(time.Millisecond), float64(n)/loaded.Seconds())
+	thirty := stats.Range{From: start.Truncate(24 * time.Hour), To: end.Truncate(24 * time.Hour)}
+	for _, q := range []struct {
+		name string
+		q    stats.AnalyticsQuery
+	}{
+		{"ByCountry", stats.AnalyticsQuery{GroupBy: stats.DimCountry}},
+		{"ByCity", stats.AnalyticsQuery{GroupBy: stats.DimCity}},
+		{"ByLink", stats.AnalyticsQuery{GroupBy: stats.GroupLink}},
+		{"ByDay", stats.AnalyticsQuery{GroupBy: stats.GroupDay}},
+		{"ByLinkCountryDE", stats.AnalyticsQuery{GroupBy: stats.GroupLink, Filter: &stats.KeyFilter{Dim: stats.DimCountry, Key: "DE"}}},
+	} {
+		b.Run("Analytics30Days"+q.name, func(b *testing.B) {
+			q.q.LinkIDs, q.q.Range = links, thirty
+			var a *stats.Analytics
+			for b.Loop() {
+				if a, err = s.Analytics(ctx, q.q); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(a.TotalClicks), "clicks")
+			b.ReportMetric(float64(a.UniqueClicks), "uniques")
+		})
+	}
+}
