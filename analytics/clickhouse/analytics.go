@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"shortlink.dev/shared/stats"
@@ -26,54 +27,16 @@ func (s *Store) Analytics(ctx context.Context, q stats.AnalyticsQuery) (*stats.A
 		return stats.Aggregate(q, from, to, nil, nil), nil
 	}
 	first, last := from.Format(dayLayout), to.Format(dayLayout)
-	linkDays, err := s.analyticsDays(ctx, q.LinkIDs, first, last)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read analytics: %w", err)
-	}
-	byDay := make(map[[2]string]*stats.LinkDay, len(linkDays))
-	for k, d := range linkDays {
-		byDay[[2]string{k.link, k.day}] = &stats.LinkDay{Link: k.link, Day: k.day, Clicks: d.clicks, Visitors: d.visitors}
-	}
-	marks := strings.Repeat("?, ", len(q.LinkIDs))
-	marks = marks[:len(marks)-2]
-	ids := make([]any, len(q.LinkIDs))
-	for i, id := range q.LinkIDs {
-		ids[i] = id
-	}
-	// The clicks stored before the rollups, per link and day.
-	rows, err := s.conn.Query(ctx, `SELECT id, toString(day), max(clicks) FROM click_backfill
-		WHERE scope = 'link' AND dim = 'total' AND id IN (`+marks+`) AND day BETWEEN toDate(?) AND toDate(?)
-		GROUP BY id, day`, append(ids, first, last)...)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read analytics: %w", err)
-	}
-	for rows.Next() {
-		var id, day string
-		var n uint64
-		if err := rows.Scan(&id, &day, &n); err != nil {
-			rows.Close()
+	var (
+		days []stats.LinkDay
+		keys []stats.LinkDayKey
+	)
+	for links := range slices.Chunk(q.LinkIDs, linksPerQuery) {
+		d, k, err := s.analyticsOf(ctx, links, stats.KeysDim(q), first, last)
+		if err != nil {
 			return nil, fmt.Errorf("cannot read analytics: %w", err)
 		}
-		d := byDay[[2]string{id, day}]
-		if d == nil {
-			d = &stats.LinkDay{Link: id, Day: day}
-			byDay[[2]string{id, day}] = d
-		}
-		d.Clicks += int64(n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("cannot read analytics: %w", err)
-	}
-	days := make([]stats.LinkDay, 0, len(byDay))
-	for _, d := range byDay {
-		days = append(days, *d)
-	}
-	var keys []stats.LinkDayKey
-	if dim := stats.KeysDim(q); dim != "" {
-		if keys, err = s.analyticsKeys(ctx, ids, marks, dim, first, last); err != nil {
-			return nil, fmt.Errorf("cannot read analytics: %w", err)
-		}
+		days, keys = append(days, d...), append(keys, k...)
 	}
 	return stats.Aggregate(q, from, to, days, keys), nil
 }
@@ -111,4 +74,59 @@ func (s *Store) analyticsKeys(ctx context.Context, ids []any, marks, dim, first,
 		keys = append(keys, stats.LinkDayKey{Link: k.link, Day: k.day, Key: k.key, Clicks: n})
 	}
 	return keys, nil
+}
+
+// analyticsOf reads the days of a few links (at most linksPerQuery), with
+// the clicks stored before the rollups, and their keys of dim ("" for none).
+func (s *Store) analyticsOf(ctx context.Context, links []string, dim, first, last string) ([]stats.LinkDay, []stats.LinkDayKey, error) {
+	linkDays, err := s.analyticsDays(ctx, links, first, last)
+	if err != nil {
+		return nil, nil, err
+	}
+	byDay := make(map[[2]string]*stats.LinkDay, len(linkDays))
+	for k, d := range linkDays {
+		byDay[[2]string{k.link, k.day}] = &stats.LinkDay{Link: k.link, Day: k.day, Clicks: d.clicks, Visitors: d.visitors}
+	}
+	marks := strings.Repeat("?, ", len(links))
+	marks = marks[:len(marks)-2]
+	ids := make([]any, len(links))
+	for i, id := range links {
+		ids[i] = id
+	}
+	// The clicks stored before the rollups, per link and day.
+	rows, err := s.conn.Query(ctx, `SELECT id, toString(day), max(clicks) FROM click_backfill
+		WHERE scope = 'link' AND dim = 'total' AND id IN (`+marks+`) AND day BETWEEN toDate(?) AND toDate(?)
+		GROUP BY id, day`, append(ids, first, last)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	for rows.Next() {
+		var id, day string
+		var n uint64
+		if err := rows.Scan(&id, &day, &n); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		d := byDay[[2]string{id, day}]
+		if d == nil {
+			d = &stats.LinkDay{Link: id, Day: day}
+			byDay[[2]string{id, day}] = d
+		}
+		d.Clicks += int64(n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	days := make([]stats.LinkDay, 0, len(byDay))
+	for _, d := range byDay {
+		days = append(days, *d)
+	}
+	var keys []stats.LinkDayKey
+	if dim != "" {
+		if keys, err = s.analyticsKeys(ctx, ids, marks, dim, first, last); err != nil {
+			return nil, nil, err
+		}
+	}
+	return days, keys, nil
 }

@@ -95,7 +95,40 @@ func (s *Store) analyticsDays(ctx context.Context, links []string, from, to stri
 // (split, as the caller saw; a day split since is read again) merged.
 func (s *Store) pairVisitors(ctx context.Context, column string, precision int,
 	want, split map[pairKey]bool) (map[pairKey]dayVisitors, error) {
+	// At most pairsPerQuery pairs a query, by link: the query's text (its
+	// lists and the merge condition) stays far below max_query_size.
+	pairs := make([]pairKey, 0, len(want))
+	for k := range want {
+		pairs = append(pairs, k)
+	}
+	slices.SortFunc(pairs, func(a, b pairKey) int { return strings.Compare(a.link+"/"+a.day, b.link+"/"+b.day) })
 	out := make(map[pairKey]dayVisitors, len(want))
+	for len(pairs) > 0 {
+		n := min(len(pairs), pairsPerQuery)
+		part := make(map[pairKey]bool, n)
+		for _, k := range pairs[:n] {
+			part[k] = true
+		}
+		pairs = pairs[n:]
+		if err := s.pairVisitorsOnce(ctx, column, precision, part, split, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// pairsPerQuery bounds the link-days whose states one query reads (a
+// variable for the tests).
+var pairsPerQuery = 500
+
+// linksPerQuery bounds the links one query of Analytics names (about 30
+// bytes each in its text; ClickHouse's max_query_size is 256 KiB; a
+// variable for the tests).
+var linksPerQuery = 2000
+
+// pairVisitorsOnce is pairVisitors for a few pairs, into out.
+func (s *Store) pairVisitorsOnce(ctx context.Context, column string, precision int,
+	want, split map[pairKey]bool, out map[pairKey]dayVisitors) error {
 	for len(want) > 0 {
 		s.statesRead.Add(int64(len(want)))
 		var links, days []string
@@ -124,7 +157,7 @@ func (s *Store) pairVisitors(ctx context.Context, column string, precision int,
 			FROM link_days WHERE link_id IN (%[4]s) AND day IN (%[5]s) GROUP BY link_id, day`,
 			column, precision, mergeIf, linkIn, dayIn), args...)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		again := map[pairKey]bool{}
 		for rows.Next() {
@@ -132,7 +165,7 @@ func (s *Store) pairVisitors(ctx context.Context, column string, precision int,
 			var clicks, parts, visitors uint64
 			if err := rows.Scan(&k.link, &k.day, &clicks, &parts, &visitors); err != nil {
 				rows.Close()
-				return nil, err
+				return err
 			}
 			if !want[k] {
 				continue // of the superset only
@@ -146,14 +179,14 @@ func (s *Store) pairVisitors(ctx context.Context, column string, precision int,
 		err = rows.Err()
 		rows.Close()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for k := range again {
 			split[k] = true
 		}
 		want = again
 	}
-	return out, nil
+	return nil
 }
 
 // stringList returns the placeholders of an IN list of strings and their

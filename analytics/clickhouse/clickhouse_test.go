@@ -778,8 +778,9 @@ func TestWsAnalyticsFillDims(t *testing.T) {
 
 // TestWsAnalyticsManyLinksManyParts: workspace analytics read the visitors
 // of many links' days in a few queries, days split over several parts
-// (merged) or in one (finalized) alike, and agree with each link's stats;
-// a second read takes them from the cache.
+// (merged) or in one (finalized) alike, and agree with each link's stats,
+// whether they fit in one query or not; a second read takes them from the
+// cache.
 func TestWsAnalyticsManyLinksManyParts(t *testing.T) {
 	e := newEnv(t)
 	b := e.open(t)
@@ -840,6 +841,11 @@ func TestWsAnalyticsManyLinksManyParts(t *testing.T) {
 	clickhouse.ResetVisitors(b.Store)
 	read(-1)
 	read(0) // cached
+	// Links and link-days over several queries each.
+	defer clickhouse.SetQueryBounds(5, 7)()
+	clickhouse.ResetVisitors(b.Store)
+	read(-1)
+	read(0)
 	mustWrite(t, b, click.Event{ID: click.NewEventID(), Time: day1, LinkID: links[0], WorkspaceID: ws, Visitor: click.Visitor(click.NewEventID())})
 	want[slices.IndexFunc(want, func(s string) bool { return strings.HasPrefix(s, links[0]+":") })] = ""
 	st, err := b.LinkStats(ctx, links[0], r)
