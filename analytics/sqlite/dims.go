@@ -8,6 +8,7 @@ import (
 )
 
 // dimsBatch is how many link-days one transaction of fillDims counts.
+// (Each also adds its link-day to click_workspace_rollup.)
 const dimsBatch = 200
 
 // fillDims counts the cities and operating systems of the link-days that
@@ -43,12 +44,13 @@ func (s *Store) fillDims(ctx context.Context) error {
 				done = true
 				return nil
 			}
+			shares := wsDeltas{}
 			for _, ld := range pending {
-				if err := w.refillDims(ctx, ld); err != nil {
+				if err := w.refillDims(ctx, ld, shares); err != nil {
 					return fmt.Errorf("link %s on %s: %w", ld.link, ld.day, err)
 				}
 			}
-			return nil
+			return w.addWorkspaceRollup(ctx, shares)
 		})
 		if err != nil {
 			return fmt.Errorf("count the cities and operating systems of earlier clicks: %w", err)
@@ -60,8 +62,9 @@ func (s *Store) fillDims(ctx context.Context) error {
 }
 
 // refillDims counts a link-day's cities and operating systems from its
-// chunks into click_rollup and takes it off click_dims_pending.
-func (w *writer) refillDims(ctx context.Context, ld linkDay) error {
+// chunks into click_rollup, adds the whole link-day to the workspace's
+// shares, and takes it off click_dims_pending.
+func (w *writer) refillDims(ctx context.Context, ld linkDay, shares wsDeltas) error {
 	rows, err := w.tx.QueryContext(ctx, `SELECT data FROM click_chunks
 		WHERE link_id = $1 AND day = $2 AND humans > 0`, ld.link, ld.day)
 	if err != nil {
@@ -69,6 +72,7 @@ func (w *writer) refillDims(ctx context.Context, ld linkDay) error {
 	}
 	cities, systems := keyCounts{}, keyCounts{}
 	var events []click.Event
+	workspace := ""
 	for rows.Next() {
 		var data []byte
 		if err := rows.Scan(&data); err != nil {
@@ -80,6 +84,7 @@ func (w *writer) refillDims(ctx context.Context, ld linkDay) error {
 			return err
 		}
 		for i := range events {
+			workspace = events[i].WorkspaceID
 			if !events[i].Bot {
 				cities[events[i].City]++
 				systems[events[i].OS]++
@@ -100,6 +105,9 @@ func (w *writer) refillDims(ctx context.Context, ld linkDay) error {
 		if _, err := w.stmt(ctx, stmtRollupPut).ExecContext(ctx, ld.link, d.dim, ld.day, d.counts.encode()); err != nil {
 			return err
 		}
+	}
+	if err := w.addLinkDayShares(ctx, workspace, ld, shares); err != nil {
+		return err
 	}
 	_, err = w.tx.ExecContext(ctx, `DELETE FROM click_dims_pending WHERE link_id = $1 AND day = $2`, ld.link, ld.day)
 	return err

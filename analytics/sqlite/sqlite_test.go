@@ -411,6 +411,7 @@ func TestWsAnalyticsFillDims(t *testing.T) {
 		`DELETE FROM click_rollup WHERE dim IN ('city', 'os')`,
 		`DELETE FROM analytics_migrations WHERE version = 4`,
 		`DROP TABLE click_dims_pending`,
+		`DROP TABLE click_workspace_rollup`,
 	} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -457,6 +458,28 @@ func TestWsAnalyticsFillDims(t *testing.T) {
 	if a.TotalClicks != dayOne || len(a.Rows) != 2 || a.Rows[0].Clicks+a.Rows[1].Clicks != dayOne {
 		t.Errorf("analytics by city on the first day: %+v, want %d clicks in 2 rows", a, dayOne)
 	}
+	// The workspace rollup, filled too, answers as the links' rows do.
+	links := []string{id}
+	for _, f := range facetsOf(t, again.links, ws) {
+		if f != id {
+			links = append(links, f)
+		}
+	}
+	for _, g := range []string{stats.DimCity, stats.DimOS, stats.DimCountry, stats.GroupDay} {
+		q := stats.AnalyticsQuery{LinkIDs: links, Range: stats.Range{From: day, To: day.AddDate(0, 0, 3)}, GroupBy: g}
+		byLinks, err := again.Analytics(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.Whole, q.WorkspaceID = true, ws
+		whole, err := again.Analytics(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(whole) != fmt.Sprint(byLinks) || whole.TotalClicks != int64(len(batch)-len(batch)/10+250) {
+			t.Errorf("by %s over the workspace: %+v\nover its links: %+v", g, whole, byLinks)
+		}
+	}
 	// Opening again fills nothing more.
 	again.Close()
 	third := mustOpen(t, path)
@@ -464,4 +487,18 @@ func TestWsAnalyticsFillDims(t *testing.T) {
 		fmt.Sprint(st2.ByCity) != fmt.Sprint(st.ByCity) {
 		t.Errorf("byCity after a third open: %v, %v; want %v", st2.ByCity, err, st.ByCity)
 	}
+}
+
+// facetsOf returns the ids of the workspace's links.
+func facetsOf(t *testing.T, links *sqlstore.Store, workspaceID string) []string {
+	t.Helper()
+	facets, err := links.LinkFacets(context.Background(), workspaceID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, f := range facets {
+		ids = append(ids, f.ID)
+	}
+	return ids
 }

@@ -3,6 +3,7 @@ package statstest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ func runAnalytics(t *testing.T, open func(t *testing.T) Backend) {
 	t.Run("AnalyticsOnlyTheLinksAsked", func(t *testing.T) { testAnalyticsLinks(t, open(t)) })
 	t.Run("AnalyticsErrCrossedDimensions", func(t *testing.T) { testAnalyticsCrossed(t, open(t)) })
 	t.Run("LinkStatsByOSAndCity", func(t *testing.T) { testLinkStatsOSCity(t, open(t)) })
+	t.Run("AnalyticsWholeWorkspaceAgrees", func(t *testing.T) { testAnalyticsWhole(t, open(t)) })
 }
 
 // analyticsFixture is two links of a workspace and a link of another one,
@@ -67,6 +69,20 @@ func mustAnalytics(t testing.TB, b Backend, q stats.AnalyticsQuery) *stats.Analy
 	return a
 }
 
+// mustAnalyticsBoth asks q of the links, then of their whole workspace
+// (which they are all of), and wants the same answer.
+func mustAnalyticsBoth(t testing.TB, b Backend, workspaceID string, q stats.AnalyticsQuery) *stats.Analytics {
+	t.Helper()
+	a := mustAnalytics(t, b, q)
+	q.Whole, q.WorkspaceID = true, workspaceID
+	w := mustAnalytics(t, b, q)
+	if g, x := fmt.Sprintf("%d/%d %s", w.TotalClicks, w.UniqueClicks, showRows(w.Rows)),
+		fmt.Sprintf("%d/%d %s", a.TotalClicks, a.UniqueClicks, showRows(a.Rows)); g != x {
+		t.Errorf("analytics %+v of the whole workspace:\n got %s\nwant %s (of its links)", q, g, x)
+	}
+	return a
+}
+
 func showRows(rows []stats.AnalyticsRow) string {
 	var parts []string
 	for _, r := range rows {
@@ -106,16 +122,16 @@ func testAnalyticsGroupings(t *testing.T, b Backend) {
 			day(0).Format(time.DateOnly), day(1).Format(time.DateOnly), day(2).Format(time.DateOnly))},
 	} {
 		t.Run(c.groupBy, func(t *testing.T) {
-			got := mustAnalytics(t, b, stats.AnalyticsQuery{LinkIDs: links, Range: rangeOf(0, 2), GroupBy: c.groupBy})
+			got := mustAnalyticsBoth(t, b, f.a.workspaceID, stats.AnalyticsQuery{LinkIDs: links, Range: rangeOf(0, 2), GroupBy: c.groupBy})
 			wantAnalytics(t, c.groupBy, got, 7, 6, c.rows)
 		})
 	}
 	t.Run("OneDay", func(t *testing.T) {
-		got := mustAnalytics(t, b, stats.AnalyticsQuery{LinkIDs: links, Range: rangeOf(1, 1), GroupBy: stats.DimCountry})
+		got := mustAnalyticsBoth(t, b, f.a.workspaceID, stats.AnalyticsQuery{LinkIDs: links, Range: rangeOf(1, 1), GroupBy: stats.DimCountry})
 		wantAnalytics(t, "day 1 by country", got, 2, 2, `["DE":2/2]`)
 	})
 	t.Run("NoClicksInRange", func(t *testing.T) {
-		got := mustAnalytics(t, b, stats.AnalyticsQuery{LinkIDs: links, Range: rangeOf(5, 9), GroupBy: stats.DimCity})
+		got := mustAnalyticsBoth(t, b, f.a.workspaceID, stats.AnalyticsQuery{LinkIDs: links, Range: rangeOf(5, 9), GroupBy: stats.DimCity})
 		wantAnalytics(t, "days 5-9 by city", got, 0, 0, `[]`)
 	})
 }
@@ -142,6 +158,9 @@ func testAnalyticsKeyFilter(t *testing.T, b Backend) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := mustAnalytics(t, b, stats.AnalyticsQuery{LinkIDs: links, Range: rangeOf(0, 1), GroupBy: c.groupBy, Filter: &c.filter})
+			if c.groupBy != stats.GroupLink {
+				mustAnalyticsBoth(t, b, f.a.workspaceID, stats.AnalyticsQuery{LinkIDs: links, Range: rangeOf(0, 1), GroupBy: c.groupBy, Filter: &c.filter})
+			}
 			wantAnalytics(t, c.name, got, c.total, c.unique, c.rows)
 		})
 	}
@@ -181,4 +200,55 @@ func testLinkStatsOSCity(t *testing.T, b Backend) {
 	st = mustStats(t, b, f.a.id, rangeOf(5, 6))
 	wantCounts(t, "byOS without clicks", st.ByOS, []stats.Count{})
 	wantCounts(t, "byCity without clicks", st.ByCity, []stats.Count{})
+}
+
+// testAnalyticsWhole: over many batches (visitors coming back in later
+// ones, some events delivered twice, bots, three days, three links), the
+// answers over the whole workspace equal those over its links, for every
+// grouping and a filter on every dimension.
+func testAnalyticsWhole(t *testing.T, b Backend) {
+	l := newLink(t, b)
+	links := []link{l, {l.workspaceID, b.NewLink(t, l.workspaceID)}, {l.workspaceID, b.NewLink(t, l.workspaceID)}}
+	newLink(t, b) // another workspace's
+	visitors := make([]click.Visitor, 9)
+	for i := range visitors {
+		visitors[i] = randomVisitor()
+	}
+	countries := []string{"US", "DE", "", "FR"}
+	var sent []click.Event
+	for batch := range 6 {
+		var events []click.Event
+		for i := range 7 + batch {
+			n := batch*7 + i
+			e := links[n%3].click(noon(n % 3).Add(time.Duration(n) * time.Minute))
+			v := n * 5 % len(visitors)
+			e.Visitor = visitors[v]
+			// A visitor's country, city, system and device are its IP's and agent's.
+			e.Country, e.City = countries[v%4], []string{"Boston", "Berlin", "", "Paris"}[v%4]
+			e.OS, e.Device = []string{"iOS", "Windows", "Android"}[v%3], []string{click.DeviceMobile, click.DeviceDesktop, click.DeviceTablet}[v%3]
+			if n%4 == 1 {
+				e.Referrer = "t.co"
+			}
+			e.Bot = n%11 == 10
+			events = append(events, e)
+		}
+		if batch > 0 {
+			events = append(events, sent[batch*3]) // delivered again
+		}
+		sent = append(sent, events...)
+		mustWrite(t, b, events...)
+	}
+	ids := []string{links[0].id, links[1].id, links[2].id}
+	for _, g := range append(slices.Clone(stats.Dims), stats.GroupDay) {
+		mustAnalyticsBoth(t, b, l.workspaceID, stats.AnalyticsQuery{LinkIDs: ids, Range: rangeOf(0, 3), GroupBy: g})
+	}
+	for _, f := range []stats.KeyFilter{{Dim: stats.DimCountry, Key: "US"}, {Dim: stats.DimCountry, Key: ""},
+		{Dim: stats.DimCity, Key: "Berlin"}, {Dim: stats.DimDevice, Key: click.DeviceMobile}, {Dim: stats.DimBrowser, Key: "Chrome"},
+		{Dim: stats.DimOS, Key: "Android"}, {Dim: stats.DimReferrer, Key: "direct"}, {Dim: stats.DimReferrer, Key: "t.co"}} {
+		for _, g := range []string{f.Dim, stats.GroupDay} {
+			mustAnalyticsBoth(t, b, l.workspaceID, stats.AnalyticsQuery{LinkIDs: ids, Range: rangeOf(0, 3), GroupBy: g, Filter: &f})
+		}
+	}
+	// One day of the three.
+	mustAnalyticsBoth(t, b, l.workspaceID, stats.AnalyticsQuery{LinkIDs: ids, Range: rangeOf(1, 1), GroupBy: stats.DimReferrer})
 }

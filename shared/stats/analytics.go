@@ -3,7 +3,6 @@ package stats
 import (
 	"cmp"
 	"context"
-	"math"
 	"slices"
 	"time"
 
@@ -53,6 +52,12 @@ type AnalyticsQuery struct {
 	// or GroupBy is GroupLink or GroupDay (a VALIDATION_ERROR otherwise:
 	// the stores keep no dimension crossed with another).
 	Filter *KeyFilter
+	// Whole says LinkIDs are every link of workspace WorkspaceID: a store
+	// may then answer from its per-workspace rollups instead of the links'
+	// (the same numbers; clicks of links gone from the control plane's
+	// store count there too).
+	Whole       bool
+	WorkspaceID string
 }
 
 // AnalyticsRow is a row of Analytics: Key is the dimension's key, the link
@@ -69,8 +74,8 @@ type AnalyticsRow struct {
 // links and days counted, of each link's distinct visitors of the day, as
 // LinkStats.UniqueClicks is for one link. On a row of a dimension, and
 // overall under a Filter, a link-day's visitors are shared among its keys in
-// proportion to their clicks (rounded once, per row): an estimate, exact
-// when the link-day's visitors click equally often.
+// proportion to their clicks (in thousandths, Share, rounded once per row):
+// an estimate, exact when the link-day's visitors click equally often.
 type Analytics struct {
 	TotalClicks  int64
 	UniqueClicks int64
@@ -132,13 +137,14 @@ func Aggregate(q AnalyticsQuery, from, to time.Time, days []LinkDay, keys []Link
 	for _, d := range days {
 		byDay[linkDayID{d.Link, d.Day}] = d
 	}
-	// share is a count of clicks and its share of visitors, not yet rounded.
+	// share is a count of clicks and its share of visitors in thousandths,
+	// not yet rounded.
 	type share struct {
 		clicks   int64
-		visitors float64
+		visitors int64
 	}
 	rows := map[string]*share{}
-	add := func(key string, clicks int64, visitors float64) {
+	add := func(key string, clicks int64, visitors int64) {
 		r := rows[key]
 		if r == nil {
 			r = &share{}
@@ -151,12 +157,12 @@ func Aggregate(q AnalyticsQuery, from, to time.Time, days []LinkDay, keys []Link
 	if q.Filter == nil {
 		for _, d := range days {
 			total.clicks += d.Clicks
-			total.visitors += float64(d.Visitors)
+			total.visitors += d.Visitors * Milli
 			switch q.GroupBy {
 			case GroupLink:
-				add(d.Link, d.Clicks, float64(d.Visitors))
+				add(d.Link, d.Clicks, d.Visitors*Milli)
 			case GroupDay:
-				add(d.Day, d.Clicks, float64(d.Visitors))
+				add(d.Day, d.Clicks, d.Visitors*Milli)
 			}
 		}
 	}
@@ -164,10 +170,8 @@ func Aggregate(q AnalyticsQuery, from, to time.Time, days []LinkDay, keys []Link
 		if q.Filter != nil && k.Key != q.Filter.Key {
 			continue
 		}
-		var visitors float64
-		if d := byDay[linkDayID{k.Link, k.Day}]; d.Clicks > 0 {
-			visitors = float64(d.Visitors) * float64(k.Clicks) / float64(d.Clicks)
-		}
+		d := byDay[linkDayID{k.Link, k.Day}]
+		visitors := Share(d.Visitors, k.Clicks, d.Clicks)
 		switch {
 		case q.Filter == nil:
 			add(k.Key, k.Clicks, visitors)
@@ -182,24 +186,40 @@ func Aggregate(q AnalyticsQuery, from, to time.Time, days []LinkDay, keys []Link
 		total.clicks += k.Clicks
 		total.visitors += visitors
 	}
-	a := &Analytics{TotalClicks: total.clicks, UniqueClicks: int64(math.Round(total.visitors)), Rows: []AnalyticsRow{}}
+	a := &Analytics{TotalClicks: total.clicks, UniqueClicks: FromMilli(total.visitors), Rows: []AnalyticsRow{}}
 	if q.GroupBy == GroupDay {
 		for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
 			key := d.Format(time.DateOnly)
 			row := AnalyticsRow{Key: key}
 			if r := rows[key]; r != nil {
-				row.Clicks, row.UniqueClicks = r.clicks, int64(math.Round(r.visitors))
+				row.Clicks, row.UniqueClicks = r.clicks, FromMilli(r.visitors)
 			}
 			a.Rows = append(a.Rows, row)
 		}
 		return a
 	}
 	for key, r := range rows {
-		a.Rows = append(a.Rows, AnalyticsRow{Key: key, Clicks: r.clicks, UniqueClicks: int64(math.Round(r.visitors))})
+		a.Rows = append(a.Rows, AnalyticsRow{Key: key, Clicks: r.clicks, UniqueClicks: FromMilli(r.visitors)})
 	}
 	SortRows(a.Rows)
 	return a
 }
+
+// Milli is the unit of visitor shares: thousandths of a visitor.
+const Milli = 1000
+
+// Share is a key's share of a link-day's distinct visitors, in thousandths
+// (rounded half up): visitors × keyClicks / dayClicks; 0 without clicks.
+// Both stores add up the same integers, so they round rows alike.
+func Share(visitors, keyClicks, dayClicks int64) int64 {
+	if dayClicks <= 0 || keyClicks <= 0 || visitors <= 0 {
+		return 0
+	}
+	return (2*visitors*keyClicks*Milli + dayClicks) / (2 * dayClicks)
+}
+
+// FromMilli rounds thousandths of a visitor to visitors, half up.
+func FromMilli(m int64) int64 { return (m + Milli/2) / Milli }
 
 // SortRows sorts rows by clicks, descending, then by key, byte by byte.
 func SortRows(rows []AnalyticsRow) {

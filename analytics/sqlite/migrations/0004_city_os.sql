@@ -13,3 +13,21 @@ CREATE TABLE click_dims_pending (
 
 INSERT INTO click_dims_pending (link_id, day)
 SELECT DISTINCT link_id, day FROM click_chunks WHERE humans > 0;
+
+-- A workspace's human clicks per dimension, UTC day and key (counts), and
+-- per key the sum over its link-days of the key's share of the link-day's
+-- distinct visitors in thousandths (shares: stats.Share, visitors × key
+-- clicks / day clicks), both in keyCounts' encoding; dim 'total' holds the
+-- day's clicks and the sum of its link-days' visitors under key ''. Workspace
+-- analytics over every link of a workspace read 30 rows for 30 days here,
+-- whatever the number of links; the writer keeps them (a link-day's shares
+-- move by the difference of its shares before and after), and Store.fillDims
+-- adds the link-days listed above whole.
+CREATE TABLE click_workspace_rollup (
+    workspace_id TEXT NOT NULL,
+    dim          TEXT NOT NULL,
+    day          TEXT NOT NULL,
+    counts       BLOB NOT NULL,
+    shares       BLOB NOT NULL,
+    PRIMARY KEY (workspace_id, dim, day)
+) WITHOUT ROWID;

@@ -136,7 +136,8 @@ func (s *Service) Workspace(ctx context.Context, ws *workspace.Workspace, q Anal
 		byID[f.ID] = f
 		ids = append(ids, f.ID)
 	}
-	sq := stats.AnalyticsQuery{LinkIDs: ids, Range: rng, GroupBy: q.GroupBy, Filter: filter}
+	whole := q.LinkID == "" && q.Tag == "" && q.Domain == "" && q.UTMSource == "" && q.UTMMedium == "" && q.UTMCampaign == ""
+	sq := stats.AnalyticsQuery{LinkIDs: ids, Range: rng, GroupBy: q.GroupBy, Filter: filter, Whole: whole, WorkspaceID: ws.ID}
 	if isLinkGroup(q.GroupBy) {
 		sq.GroupBy = stats.GroupLink
 	}
