@@ -44,7 +44,18 @@ func (s *Store) Analytics(ctx context.Context, q stats.AnalyticsQuery) (*stats.A
 		return nil, fmt.Errorf("analytics: %w", err)
 	}
 	defer tx.Rollback()
-	days, err := analyticsDays(ctx, tx, string(ids), first, last)
+	// Without keys to share visitors among, the days are added up by
+	// SQLite, per link or per day: a row per link or day, not per both.
+	group := ""
+	if q.Filter == nil {
+		switch q.GroupBy {
+		case stats.GroupLink:
+			group = "link_id"
+		case stats.GroupDay:
+			group = "day"
+		}
+	}
+	days, err := analyticsDays(ctx, tx, string(ids), first, last, group)
 	if err != nil {
 		return nil, fmt.Errorf("analytics: %w", err)
 	}
@@ -58,10 +69,19 @@ func (s *Store) Analytics(ctx context.Context, q stats.AnalyticsQuery) (*stats.A
 }
 
 // analyticsDays reads the link-days of the links (a JSON array) from first
-// to last.
-func analyticsDays(ctx context.Context, tx *sql.Tx, ids, first, last string) ([]stats.LinkDay, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT link_id, day, clicks, visitors FROM click_days
-		WHERE link_id IN (SELECT value FROM json_each($1)) AND day BETWEEN $2 AND $3`, ids, first, last)
+// to last, or their sums per link_id or per day when group names one.
+func analyticsDays(ctx context.Context, tx *sql.Tx, ids, first, last, group string) ([]stats.LinkDay, error) {
+	query := `SELECT link_id, day, clicks, visitors FROM click_days
+		WHERE link_id IN (SELECT value FROM json_each($1)) AND day BETWEEN $2 AND $3`
+	switch group {
+	case "link_id":
+		query = `SELECT link_id, '', SUM(clicks), SUM(visitors) FROM click_days
+			WHERE link_id IN (SELECT value FROM json_each($1)) AND day BETWEEN $2 AND $3 GROUP BY link_id`
+	case "day":
+		query = `SELECT '', day, SUM(clicks), SUM(visitors) FROM click_days
+			WHERE link_id IN (SELECT value FROM json_each($1)) AND day BETWEEN $2 AND $3 GROUP BY day`
+	}
+	rows, err := tx.QueryContext(ctx, query, ids, first, last)
 	if err != nil {
 		return nil, err
 	}

@@ -155,6 +155,7 @@ func BenchLoaded(b *testing.B, s Backend) {
 		{"ByLink", stats.AnalyticsQuery{GroupBy: stats.GroupLink}},
 		{"ByDay", stats.AnalyticsQuery{GroupBy: stats.GroupDay}},
 		{"ByLinkCountryDE", stats.AnalyticsQuery{GroupBy: stats.GroupLink, Filter: &stats.KeyFilter{Dim: stats.DimCountry, Key: "DE"}}},
+		{"WholeByCountry", stats.AnalyticsQuery{GroupBy: stats.DimCountry, Whole: true, WorkspaceID: ws}},
 	} {
 		b.Run("Analytics30Days"+q.name, func(b *testing.B) {
 			q.q.LinkIDs, q.q.Range = []string{link}, thirty
@@ -185,8 +186,9 @@ const LoadedLinksEnv = "SHORTLINK_BENCH_LOADED_LINKS"
 // BenchAnalyticsLoaded loads os.Getenv(LoadedEnv) clicks spread over the
 // links of one workspace (LoadedLinksEnv, default 1000), over 30 days as
 // BenchLoaded does, then times workspace analytics over the 30 days: by
-// country, city, link and day, and by link with a country filter. It skips
-// b unless LoadedEnv is set.
+// country, city, link and day, and by link with a country filter, of the
+// links named one by one (as a link filter asks), then of the whole
+// workspace (as no filter asks). It skips b unless LoadedEnv is set.
 func BenchAnalyticsLoaded(b *testing.B, s Backend) {
 	n, err := strconv.Atoi(os.Getenv(LoadedEnv))
 	if err != nil || n <= 0 {
@@ -243,6 +245,14 @@ func BenchAnalyticsLoaded(b *testing.B, s Backend) {
 		{"ByLink", stats.AnalyticsQuery{GroupBy: stats.GroupLink}},
 		{"ByDay", stats.AnalyticsQuery{GroupBy: stats.GroupDay}},
 		{"ByLinkCountryDE", stats.AnalyticsQuery{GroupBy: stats.GroupLink, Filter: &stats.KeyFilter{Dim: stats.DimCountry, Key: "DE"}}},
+		// The same over the whole workspace, as GET /analytics asks
+		// without a link filter: a store may read its workspace rollups.
+		{"WholeByCountry", stats.AnalyticsQuery{GroupBy: stats.DimCountry, Whole: true, WorkspaceID: ws}},
+		{"WholeByCity", stats.AnalyticsQuery{GroupBy: stats.DimCity, Whole: true, WorkspaceID: ws}},
+		{"WholeByLink", stats.AnalyticsQuery{GroupBy: stats.GroupLink, Whole: true, WorkspaceID: ws}},
+		{"WholeByDay", stats.AnalyticsQuery{GroupBy: stats.GroupDay, Whole: true, WorkspaceID: ws}},
+		{"WholeByDayCountryDE", stats.AnalyticsQuery{GroupBy: stats.GroupDay, Whole: true, WorkspaceID: ws,
+			Filter: &stats.KeyFilter{Dim: stats.DimCountry, Key: "DE"}}},
 	} {
 		b.Run("Analytics30Days"+q.name, func(b *testing.B) {
 			q.q.LinkIDs, q.q.Range = links, thirty
