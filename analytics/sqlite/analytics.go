@@ -55,22 +55,21 @@ func (s *Store) Analytics(ctx context.Context, q stats.AnalyticsQuery) (*stats.A
 			group = "day"
 		}
 	}
-	days, err := analyticsDays(ctx, tx, string(ids), first, last, group)
-	if err != nil {
+	g := stats.NewAggregator(q, from, to)
+	if err := analyticsDays(ctx, tx, string(ids), first, last, group, g); err != nil {
 		return nil, fmt.Errorf("analytics: %w", err)
 	}
-	var keys []stats.LinkDayKey
 	if dim := stats.KeysDim(q); dim != "" {
-		if keys, err = analyticsKeys(ctx, tx, string(ids), dim, first, last); err != nil {
+		if err := analyticsKeys(ctx, tx, string(ids), dim, first, last, g); err != nil {
 			return nil, fmt.Errorf("analytics: %w", err)
 		}
 	}
-	return stats.Aggregate(q, from, to, days, keys), nil
+	return g.Result(), nil
 }
 
 // analyticsDays reads the link-days of the links (a JSON array) from first
 // to last, or their sums per link_id or per day when group names one.
-func analyticsDays(ctx context.Context, tx *sql.Tx, ids, first, last, group string) ([]stats.LinkDay, error) {
+func analyticsDays(ctx context.Context, tx *sql.Tx, ids, first, last, group string, g *stats.Aggregator) error {
 	query := `SELECT link_id, day, clicks, visitors FROM click_days
 		WHERE link_id IN (SELECT value FROM json_each($1)) AND day BETWEEN $2 AND $3`
 	switch group {
@@ -83,46 +82,39 @@ func analyticsDays(ctx context.Context, tx *sql.Tx, ids, first, last, group stri
 	}
 	rows, err := tx.QueryContext(ctx, query, ids, first, last)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	var days []stats.LinkDay
 	for rows.Next() {
 		var d stats.LinkDay
 		if err := rows.Scan(&d.Link, &d.Day, &d.Clicks, &d.Visitors); err != nil {
-			return nil, err
+			return err
 		}
-		days = append(days, d)
+		g.Day(d)
 	}
-	return days, rows.Err()
+	return rows.Err()
 }
 
-// analyticsKeys reads the keys of one dimension of the links' days.
-func analyticsKeys(ctx context.Context, tx *sql.Tx, ids, dim, first, last string) ([]stats.LinkDayKey, error) {
+// analyticsKeys reads the keys of one dimension of the links' days into g.
+func analyticsKeys(ctx context.Context, tx *sql.Tx, ids, dim, first, last string, g *stats.Aggregator) error {
 	rows, err := tx.QueryContext(ctx, `SELECT link_id, day, counts FROM click_rollup
 		WHERE link_id IN (SELECT value FROM json_each($1)) AND dim = $2 AND day BETWEEN $3 AND $4`,
 		ids, dim, first, last)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	var keys []stats.LinkDayKey
-	counts := keyCounts{}
 	for rows.Next() {
 		var link, day string
 		var b sql.RawBytes
 		if err := rows.Scan(&link, &day, &b); err != nil {
-			return nil, err
+			return err
 		}
-		clear(counts)
-		if err := decodeCounts(counts, b); err != nil {
-			return nil, err
-		}
-		for k, n := range counts {
-			keys = append(keys, stats.LinkDayKey{Link: link, Day: day, Key: k, Clicks: n})
+		if err := eachCount(b, func(key []byte, n int64) { g.Key(link, day, key, n) }); err != nil {
+			return err
 		}
 	}
-	return keys, rows.Err()
+	return rows.Err()
 }
 
 // workspaceAnalytics answers a query over a whole workspace from

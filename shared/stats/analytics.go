@@ -130,75 +130,136 @@ type LinkDayKey struct {
 // Aggregate answers q from a store's rows over the range [from, to]: days,
 // the link-days of q's links (every one with clicks), and keys, their keys
 // of the dimension of q's Filter, else of q's GroupBy when it is one (nil
-// otherwise). Both stores answer through it, alike.
+// otherwise). Both stores answer through it (or through an Aggregator,
+// which it is), alike.
 func Aggregate(q AnalyticsQuery, from, to time.Time, days []LinkDay, keys []LinkDayKey) *Analytics {
-	type linkDayID struct{ link, day string }
-	byDay := make(map[linkDayID]LinkDay, len(days))
+	g := NewAggregator(q, from, to)
 	for _, d := range days {
-		byDay[linkDayID{d.Link, d.Day}] = d
-	}
-	// share is a count of clicks and its share of visitors in thousandths,
-	// not yet rounded.
-	type share struct {
-		clicks   int64
-		visitors int64
-	}
-	rows := map[string]*share{}
-	add := func(key string, clicks int64, visitors int64) {
-		r := rows[key]
-		if r == nil {
-			r = &share{}
-			rows[key] = r
-		}
-		r.clicks += clicks
-		r.visitors += visitors
-	}
-	var total share
-	if q.Filter == nil {
-		for _, d := range days {
-			total.clicks += d.Clicks
-			total.visitors += d.Visitors * Milli
-			switch q.GroupBy {
-			case GroupLink:
-				add(d.Link, d.Clicks, d.Visitors*Milli)
-			case GroupDay:
-				add(d.Day, d.Clicks, d.Visitors*Milli)
-			}
-		}
+		g.Day(d)
 	}
 	for _, k := range keys {
-		if q.Filter != nil && k.Key != q.Filter.Key {
-			continue
-		}
-		d := byDay[linkDayID{k.Link, k.Day}]
-		visitors := Share(d.Visitors, k.Clicks, d.Clicks)
-		switch {
-		case q.Filter == nil:
-			add(k.Key, k.Clicks, visitors)
-			continue
-		case q.GroupBy == GroupLink:
-			add(k.Link, k.Clicks, visitors)
-		case q.GroupBy == GroupDay:
-			add(k.Day, k.Clicks, visitors)
-		default:
-			add(k.Key, k.Clicks, visitors)
-		}
-		total.clicks += k.Clicks
-		total.visitors += visitors
+		g.Key(k.Link, k.Day, []byte(k.Key), k.Clicks)
 	}
-	a := &Analytics{TotalClicks: total.clicks, UniqueClicks: FromMilli(total.visitors), Rows: []AnalyticsRow{}}
-	if q.GroupBy == GroupDay {
-		for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
+	return g.Result()
+}
+
+// An Aggregator is Aggregate fed row by row, as a store reads them: every
+// Day first, then every Key.
+type Aggregator struct {
+	q        AnalyticsQuery
+	from, to time.Time
+	byDay    map[linkDayID]LinkDay
+	rows     map[string]*share
+	total    share
+	// last is the link-day of the previous Key: a store hands a link-day's
+	// keys in a row.
+	last    linkDayID
+	lastDay LinkDay
+}
+
+type linkDayID struct{ link, day string }
+
+// share is a count of clicks and its share of visitors in thousandths, not
+// yet rounded.
+type share struct {
+	clicks   int64
+	visitors int64
+}
+
+// NewAggregator returns an Aggregator of q over [from, to].
+func NewAggregator(q AnalyticsQuery, from, to time.Time) *Aggregator {
+	g := &Aggregator{q: q, from: from, to: to, rows: map[string]*share{}}
+	if IsDim(q.GroupBy) || q.Filter != nil {
+		// Room for every link-day of the range (a bound: a day
+		// without clicks has no row), up to a million.
+		days := int(to.Sub(from).Hours()/24) + 1
+		g.byDay = make(map[linkDayID]LinkDay, min(len(q.LinkIDs)*days, 1<<20))
+	}
+	return g
+}
+
+func (g *Aggregator) add(key string, clicks, visitors int64) {
+	r := g.rows[key]
+	if r == nil {
+		r = &share{}
+		g.rows[key] = r
+	}
+	r.clicks += clicks
+	r.visitors += visitors
+}
+
+// addBytes is add with the key as bytes: no allocation once the row is there.
+func (g *Aggregator) addBytes(key []byte, clicks, visitors int64) {
+	r := g.rows[string(key)]
+	if r == nil {
+		r = &share{}
+		g.rows[string(key)] = r
+	}
+	r.clicks += clicks
+	r.visitors += visitors
+}
+
+// Day adds a link-day. Without a Filter the store may hand days added up
+// per link (Day "") or per day (Link "") when GroupBy is GroupLink or
+// GroupDay, which need no keys.
+func (g *Aggregator) Day(d LinkDay) {
+	if g.q.Filter == nil {
+		g.total.clicks += d.Clicks
+		g.total.visitors += d.Visitors * Milli
+		switch g.q.GroupBy {
+		case GroupLink:
+			g.add(d.Link, d.Clicks, d.Visitors*Milli)
+		case GroupDay:
+			g.add(d.Day, d.Clicks, d.Visitors*Milli)
+		}
+	}
+	if IsDim(g.q.GroupBy) || g.q.Filter != nil {
+		g.byDay[linkDayID{d.Link, d.Day}] = d
+	}
+}
+
+// Key adds a link-day's clicks with a key of the query's dimension (see
+// KeysDim). key is not kept.
+func (g *Aggregator) Key(link, day string, key []byte, clicks int64) {
+	if g.q.Filter != nil && string(key) != g.q.Filter.Key {
+		return
+	}
+	if link != g.last.link || day != g.last.day {
+		g.last = linkDayID{link, day}
+		g.lastDay = g.byDay[g.last]
+	}
+	d := g.lastDay
+	visitors := Share(d.Visitors, clicks, d.Clicks)
+	switch {
+	case g.q.Filter == nil:
+		g.addBytes(key, clicks, visitors)
+		return
+	case g.q.GroupBy == GroupLink:
+		g.add(link, clicks, visitors)
+	case g.q.GroupBy == GroupDay:
+		g.add(day, clicks, visitors)
+	default:
+		g.addBytes(key, clicks, visitors)
+	}
+	g.total.clicks += clicks
+	g.total.visitors += visitors
+}
+
+// Result returns the answer.
+func (g *Aggregator) Result() *Analytics {
+	a := &Analytics{TotalClicks: g.total.clicks, UniqueClicks: FromMilli(g.total.visitors), Rows: []AnalyticsRow{}}
+	if g.q.GroupBy == GroupDay {
+		for d := g.from; !d.After(g.to); d = d.AddDate(0, 0, 1) {
 			key := d.Format(time.DateOnly)
 			row := AnalyticsRow{Key: key}
-			if r := rows[key]; r != nil {
+			if r := g.rows[key]; r != nil {
 				row.Clicks, row.UniqueClicks = r.clicks, FromMilli(r.visitors)
 			}
 			a.Rows = append(a.Rows, row)
 		}
 		return a
 	}
-	for key, r := range rows {
+	for key, r := range g.rows {
 		a.Rows = append(a.Rows, AnalyticsRow{Key: key, Clicks: r.clicks, UniqueClicks: FromMilli(r.visitors)})
 	}
 	SortRows(a.Rows)
