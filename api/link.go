@@ -165,6 +165,17 @@ type Stats struct {
 	ByBrowser []BrowserCount `json:"byBrowser"`
 	// ByReferrer counts the clicks by the referrer's host name, or "direct".
 	ByReferrer []ReferrerCount `json:"byReferrer"`
+	// ByOS counts the clicks by operating system; "unknown" when not known.
+	ByOS []OSCount `json:"byOS"`
+	// ByCity counts the clicks by city; "unknown" when not known.
+	ByCity []CityCount `json:"byCity"`
+	// ByUTMSource is the link's utmSource with every click of the range;
+	// empty when the link has none or no click.
+	ByUTMSource []UTMCount `json:"byUtmSource"`
+	// ByUTMMedium is the link's utmMedium, like ByUTMSource.
+	ByUTMMedium []UTMCount `json:"byUtmMedium"`
+	// ByUTMCampaign is the link's utmCampaign, like ByUTMSource.
+	ByUTMCampaign []UTMCount `json:"byUtmCampaign"`
 	// OverTime is every day of the range, zero days included, oldest first.
 	OverTime []DayCount `json:"overTime"`
 	// From is the first day the statistics cover (YYYY-MM-DD).
@@ -201,6 +212,30 @@ type BrowserCount struct {
 type ReferrerCount struct {
 	// Referrer is the referrer's host name, or "direct".
 	Referrer string `json:"referrer"`
+	// Count is the number of clicks.
+	Count int64 `json:"count"`
+}
+
+// OSCount is the clicks of one operating system.
+type OSCount struct {
+	// OS is the operating system's name, or "unknown".
+	OS string `json:"os"`
+	// Count is the number of clicks.
+	Count int64 `json:"count"`
+}
+
+// CityCount is the clicks of one city.
+type CityCount struct {
+	// City is the city's name, or "unknown".
+	City string `json:"city"`
+	// Count is the number of clicks.
+	Count int64 `json:"count"`
+}
+
+// UTMCount is the clicks of one UTM value.
+type UTMCount struct {
+	// Value is the UTM parameter's value.
+	Value string `json:"value"`
 	// Count is the number of clicks.
 	Count int64 `json:"count"`
 }

@@ -22,6 +22,9 @@ import (
 type Store interface {
 	WriteClicks(ctx context.Context, batch []click.Event) error
 	stats.Reader
+	// Workspace analytics (GET /analytics): the control plane asks the
+	// Reader for them as a stats.AnalyticsReader.
+	stats.AnalyticsReader
 	Close() error
 }
 

@@ -117,6 +117,10 @@ func Open(ctx context.Context, url string, counters counters.Store) (*Store, err
 		conn.Close()
 		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
 	}
+	if err := s.fillDims(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
+	}
 	return s, nil
 }
 

@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,7 +120,7 @@ func TestOpen(t *testing.T) {
 		if err != nil || st.TotalClicks != 1 {
 			t.Fatalf("stats after reopening: got %+v, %v; want 1 click", st, err)
 		}
-		wantMigrations(t, url, 3)
+		wantMigrations(t, url, 4)
 	})
 
 	// Services starting together on a new database.
@@ -328,7 +330,7 @@ func TestMigrateLegacyClicks(t *testing.T) {
 		}
 	}
 	first := backend{Store: mustOpen(t, url, e.links), links: e.links}
-	wantMigrations(t, url, 3)
+	wantMigrations(t, url, 4)
 	check(t, first, 5, 4, 1, nextDay.Time)
 	// A new click has the counters counted, the legacy clicks included.
 	// Legacy clicks delivered again are not stored again: 0003 copied their
@@ -648,6 +650,13 @@ func BenchmarkLinkStatsLoaded(b *testing.B) {
 	statstest.BenchLoaded(b, newEnv(b).open(b))
 }
 
+// BenchmarkWsAnalyticsLoaded loads SHORTLINK_BENCH_LOADED_CLICKS clicks
+// over SHORTLINK_BENCH_LOADED_LINKS links (default 1000) of one workspace
+// and times workspace analytics (statstest.BenchAnalyticsLoaded).
+func BenchmarkWsAnalyticsLoaded(b *testing.B) {
+	statstest.BenchAnalyticsLoaded(b, newEnv(b).open(b))
+}
+
 // TestVisitorsCache: LinkStats reads the visitor states of a day again only
 // when the day has clicks it had not when they were last read.
 func TestVisitorsCache(t *testing.T) {
@@ -694,4 +703,162 @@ func TestVisitorsCache(t *testing.T) {
 	seen.ID, seen.Time = click.NewEventID(), day1.Add(2*time.Hour)
 	mustWrite(t, other, seen)
 	read(4, 6, 1)
+}
+
+// TestWsAnalyticsFillDims: clicks stored before migration 0004 (by a writer
+// of 0002/0003, rolled = 1, and by the previous version still running
+// after it, rolled = 0) are counted in the cities and operating systems
+// when a store opens, once however often stores open, and workspace
+// analytics see them.
+func TestWsAnalyticsFillDims(t *testing.T) {
+	e := newEnv(t)
+	url := chtest.Database(t, e.clickhouseURL)
+	conn := mustApplyMigrations(t, url, 3)
+	ws := storetest.MustCreateWorkspace(t, e.links).ID
+	l := storetest.MustCreateLink(t, e.links, storetest.NewLink(ws, storetest.UniqueDomain(), "s"), -1).ID
+	at := time.Date(2025, time.March, 10, 12, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	insert := func(rolled uint8, city, os string, n int) {
+		t.Helper()
+		batch, err := conn.PrepareBatch(ctx, `INSERT INTO clicks (`+legacyColumns+`, rolled)`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer batch.Close()
+		for range n {
+			ev := click.Event{ID: click.NewEventID(), Visitor: click.Visitor(click.NewEventID())}
+			if err := batch.Append(string(ev.ID[:]), at.UnixMicro(), utcDay(at), l, ws,
+				"", "", "", "US", city, "", "", os, "", "", "", uint8(0), string(ev.Visitor[:]), rolled); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := batch.Send(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert(1, "Boston", "iOS", 3)
+	insert(1, "Lyon", "", 1)
+	rng := stats.Range{From: utcDay(at), To: utcDay(at)}
+	check := func(t *testing.T, s *clickhouse.Store, cities, systems string) {
+		t.Helper()
+		st, err := s.LinkStats(ctx, l, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := showCounts(st.ByCity); got != cities {
+			t.Errorf("byCity: got %s, want %s", got, cities)
+		}
+		if got := showCounts(st.ByOS); got != systems {
+			t.Errorf("byOS: got %s, want %s", got, systems)
+		}
+		a, err := s.Analytics(ctx, stats.AnalyticsQuery{LinkIDs: []string{l}, Range: rng, GroupBy: stats.DimCity})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range a.Rows {
+			got = append(got, r.Key+":"+itoa(r.Clicks))
+		}
+		if g := "[" + strings.Join(got, " ") + "]"; g != cities {
+			t.Errorf("analytics by city: got %s, want %s", g, cities)
+		}
+	}
+	first := mustOpen(t, url, e.links)
+	wantMigrations(t, url, 4)
+	check(t, first, `[Boston:3 Lyon:1]`, `[iOS:3 :1]`)
+	mustWrite(t, backend{Store: first, links: e.links}, click.Event{ID: click.NewEventID(), Time: at, LinkID: l,
+		WorkspaceID: ws, City: "Lyon", OS: "Android", Visitor: click.Visitor(click.NewEventID())})
+	check(t, first, `[Boston:3 Lyon:2]`, `[iOS:3 :1 Android:1]`)
+	again := mustOpen(t, url, e.links)
+	check(t, again, `[Boston:3 Lyon:2]`, `[iOS:3 :1 Android:1]`)
+	insert(0, "Boston", "iOS", 1) // the previous version, still running
+	third := mustOpen(t, url, e.links)
+	check(t, third, `[Boston:4 Lyon:2]`, `[iOS:4 :1 Android:1]`)
+}
+
+// TestWsAnalyticsManyLinksManyParts: workspace analytics read the visitors
+// of many links' days in a few queries, days split over several parts
+// (merged) or in one (finalized) alike, and agree with each link's stats,
+// whether they fit in one query or not; a second read takes them from the
+// cache.
+func TestWsAnalyticsManyLinksManyParts(t *testing.T) {
+	e := newEnv(t)
+	b := e.open(t)
+	ctx := context.Background()
+	ws := b.NewWorkspace(t)
+	day1 := time.Date(2025, time.March, 10, 12, 0, 0, 0, time.UTC)
+	var links []string
+	for range 12 {
+		links = append(links, b.NewLink(t, ws))
+	}
+	repeat := click.Visitor(click.NewEventID())
+	for batch := range 3 { // three INSERTs: three parts per day until merged
+		var events []click.Event
+		for i, l := range links {
+			for d := range 2 {
+				for range i%3 + 1 {
+					events = append(events, click.Event{ID: click.NewEventID(), Time: day1.AddDate(0, 0, d).Add(time.Duration(batch) * time.Minute),
+						LinkID: l, WorkspaceID: ws, Country: []string{"US", "DE"}[i%2], Visitor: click.Visitor(click.NewEventID())})
+				}
+				events = append(events, click.Event{ID: click.NewEventID(), Time: day1.AddDate(0, 0, d), LinkID: l, WorkspaceID: ws,
+					Country: "FR", Visitor: repeat})
+			}
+		}
+		mustWrite(t, b, events...)
+	}
+	r := stats.Range{From: day1, To: day1.AddDate(0, 0, 1)}
+	var want []string
+	var total, unique int64
+	for _, l := range links {
+		st, err := b.LinkStats(ctx, l, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, fmt.Sprintf("%s:%d/%d", l, st.TotalClicks, st.UniqueClicks))
+		total += st.TotalClicks
+		unique += st.UniqueClicks
+	}
+	slices.Sort(want)
+	read := func(wantStates int64) {
+		t.Helper()
+		before := clickhouse.StatesRead(b.Store)
+		a, err := b.Analytics(ctx, stats.AnalyticsQuery{LinkIDs: links, Range: r, GroupBy: stats.GroupLink})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, row := range a.Rows {
+			got = append(got, fmt.Sprintf("%s:%d/%d", row.Key, row.Clicks, row.UniqueClicks))
+		}
+		slices.Sort(got)
+		if fmt.Sprint(got) != fmt.Sprint(want) || a.TotalClicks != total || a.UniqueClicks != unique {
+			t.Errorf("by link: %v (%d/%d)\nwant %v (%d/%d)", got, a.TotalClicks, a.UniqueClicks, want, total, unique)
+		}
+		if got := clickhouse.StatesRead(b.Store) - before; wantStates >= 0 && got != wantStates {
+			t.Errorf("read %d visitor states, want %d", got, wantStates)
+		}
+	}
+	clickhouse.ResetVisitors(b.Store)
+	read(-1)
+	read(0) // cached
+	// Links and link-days over several queries each.
+	defer clickhouse.SetQueryBounds(5, 7)()
+	clickhouse.ResetVisitors(b.Store)
+	read(-1)
+	read(0)
+	mustWrite(t, b, click.Event{ID: click.NewEventID(), Time: day1, LinkID: links[0], WorkspaceID: ws, Visitor: click.Visitor(click.NewEventID())})
+	want[slices.IndexFunc(want, func(s string) bool { return strings.HasPrefix(s, links[0]+":") })] = ""
+	st, err := b.LinkStats(ctx, links[0], r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, unique = total+1, unique+1
+	for i, w := range want {
+		if w == "" {
+			want[i] = fmt.Sprintf("%s:%d/%d", links[0], st.TotalClicks, st.UniqueClicks)
+		}
+	}
+	slices.Sort(want)
+	clickhouse.ResetVisitors(b.Store)
+	read(-1)
 }

@@ -73,6 +73,7 @@ func (s *Store) LinkStats(ctx context.Context, linkID string, r stats.Range) (*s
 	st := &stats.LinkStats{LastClickedAt: last}
 	lists := map[string]*[]stats.Count{
 		"country": &st.ByCountry, "device": &st.ByDevice, "browser": &st.ByBrowser, "referrer": &st.ByReferrer,
+		"os": &st.ByOS, "city": &st.ByCity,
 	}
 	for _, l := range lists {
 		*l = []stats.Count{}

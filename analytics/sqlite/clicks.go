@@ -13,6 +13,7 @@ import (
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/counters"
+	"shortlink.dev/shared/stats"
 )
 
 var _ bus.ClickHandler = (*Store)(nil).WriteClicks
@@ -60,6 +61,8 @@ const (
 	stmtDayAdd
 	stmtLinkLast
 	stmtWorkspaceDay
+	stmtWsRollupGet
+	stmtWsRollupPut
 	stmtCount
 )
 
@@ -72,7 +75,7 @@ var statements = [stmtCount]string{
 	stmtRollupGet: `SELECT counts FROM click_rollup WHERE link_id = $1 AND dim = $2 AND day = $3`,
 	stmtRollupPut: `INSERT INTO click_rollup (link_id, dim, day, counts) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (link_id, dim, day) DO UPDATE SET counts = excluded.counts`,
-	stmtDayGet: `SELECT sketch FROM click_days WHERE link_id = $1 AND day = $2`,
+	stmtDayGet: `SELECT clicks, visitors, sketch FROM click_days WHERE link_id = $1 AND day = $2`,
 	stmtDayPut: `INSERT INTO click_days (link_id, day, clicks, visitors, sketch) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (link_id, day) DO UPDATE SET clicks = clicks + excluded.clicks,
 		visitors = excluded.visitors, sketch = excluded.sketch`,
@@ -81,6 +84,9 @@ var statements = [stmtCount]string{
 		ON CONFLICT (link_id) DO UPDATE SET last_us = max(last_us, excluded.last_us)`,
 	stmtWorkspaceDay: `INSERT INTO click_workspace_days (workspace_id, day, clicks) VALUES ($1, $2, $3)
 		ON CONFLICT (workspace_id, day) DO UPDATE SET clicks = clicks + excluded.clicks`,
+	stmtWsRollupGet: `SELECT counts, shares FROM click_workspace_rollup WHERE workspace_id = $1 AND dim = $2 AND day = $3`,
+	stmtWsRollupPut: `INSERT INTO click_workspace_rollup (workspace_id, dim, day, counts, shares) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (workspace_id, dim, day) DO UPDATE SET counts = excluded.counts, shares = excluded.shares`,
 }
 
 // writer is one writing transaction and its statements.
@@ -114,12 +120,14 @@ func (s *Store) inWriteTx(ctx context.Context, fn func(w *writer) error) error {
 	return tx.Commit()
 }
 
-// The dimensions of click_rollup.
+// The dimensions of click_rollup (city and os from migration 0004 on).
 const (
-	dimCountry  = "country"
-	dimDevice   = "device"
-	dimBrowser  = "browser"
-	dimReferrer = "referrer"
+	dimCountry  = stats.DimCountry
+	dimDevice   = stats.DimDevice
+	dimBrowser  = stats.DimBrowser
+	dimReferrer = stats.DimReferrer
+	dimCity     = stats.DimCity
+	dimOS       = stats.DimOS
 )
 
 // linkDay names a link's clicks of one UTC day.
@@ -130,7 +138,7 @@ func compareLinkDays(a, b linkDay) int {
 }
 
 // rollupDims are the breakdowns of click_rollup, in the order of chunk.dims.
-var rollupDims = [...]string{dimCountry, dimDevice, dimBrowser, dimReferrer}
+var rollupDims = [...]string{dimCountry, dimDevice, dimBrowser, dimReferrer, dimCity, dimOS}
 
 // chunk is a batch's new events of one link and UTC day, and what they add
 // to the rollups.
@@ -154,11 +162,7 @@ func (c *chunk) add(e *click.Event, us int64) {
 	}
 	c.humans++
 	c.lastHuman = max(c.lastHuman, us)
-	referrer := e.Referrer
-	if referrer == "" {
-		referrer = "direct"
-	}
-	for i, key := range [len(rollupDims)]string{e.Country, e.Device, e.Browser, referrer} {
+	for i, key := range dimKeys(e) {
 		if c.dims[i] == nil {
 			c.dims[i] = keyCounts{}
 		}
@@ -171,6 +175,15 @@ func (c *chunk) add(e *click.Event, us int64) {
 		}
 		c.scans[e.QRID]++
 	}
+}
+
+// dimKeys returns an event's keys of rollupDims, in their order.
+func dimKeys(e *click.Event) [len(rollupDims)]string {
+	referrer := e.Referrer
+	if referrer == "" {
+		referrer = "direct"
+	}
+	return [len(rollupDims)]string{e.Country, e.Device, e.Browser, referrer, e.City, e.OS}
 }
 
 // chunksOf splits new events into chunks by link and UTC day, sorted.
@@ -218,6 +231,7 @@ func (w *writer) store(ctx context.Context, events []*click.Event, counting bool
 	type counter struct{ n, last int64 }
 	links := map[string]*counter{}
 	workspaceDays := map[linkDay]int64{} // link holds the workspace
+	shares := wsDeltas{}
 	for _, c := range chunks {
 		record = click.AppendRecordOf(record[:0], c.events)
 		if _, err := w.stmt(ctx, stmtChunk).ExecContext(ctx, c.link, c.workspace, c.day, c.first, c.last,
@@ -228,7 +242,7 @@ func (w *writer) store(ctx context.Context, events []*click.Event, counting bool
 		if c.humans == 0 {
 			continue
 		}
-		if err := w.addRollup(ctx, c); err != nil {
+		if err := w.addRollup(ctx, c, shares); err != nil {
 			return err
 		}
 		workspaceDays[linkDay{c.workspace, c.day}] += c.humans
@@ -238,6 +252,9 @@ func (w *writer) store(ctx context.Context, events []*click.Event, counting bool
 		} else {
 			links[c.link] = &counter{c.humans, c.lastHuman}
 		}
+	}
+	if err := w.addWorkspaceRollup(ctx, shares); err != nil {
+		return err
 	}
 	for _, ws := range sortedKeys(workspaceDays, compareLinkDays) {
 		if _, err := w.stmt(ctx, stmtWorkspaceDay).ExecContext(ctx, ws.link, ws.day, workspaceDays[ws]); err != nil {
@@ -272,10 +289,19 @@ func (w *writer) store(ctx context.Context, events []*click.Event, counting bool
 	return w.s.counters.AddCounters(ctx, w.tx, counts, scans)
 }
 
-// addRollup adds a chunk's humans to click_days and click_rollup.
-func (w *writer) addRollup(ctx context.Context, c *chunk) error {
-	if err := w.addDay(ctx, c); err != nil {
+// addRollup adds a chunk's humans to click_days and click_rollup, and what
+// they change in the workspace's shares of visitors to shares.
+func (w *writer) addRollup(ctx context.Context, c *chunk, shares wsDeltas) error {
+	before, after, err := w.addDay(ctx, c)
+	if err != nil {
 		return fmt.Errorf("count clicks of link %s on %s: %w", c.link, c.day, err)
+	}
+	counted, err := w.countsInWorkspace(ctx, c.linkDay)
+	if err != nil {
+		return fmt.Errorf("count clicks of link %s on %s: %w", c.link, c.day, err)
+	}
+	if counted {
+		shares.add(c.workspace, dimTotal, c.day, "", c.humans, (after.visitors-before.visitors)*stats.Milli)
 	}
 	for i, dim := range rollupDims {
 		var stored []byte
@@ -283,7 +309,24 @@ func (w *writer) addRollup(ctx context.Context, c *chunk) error {
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("count clicks of link %s: %w", c.link, err)
 		}
+		old := keyCounts{}
+		if err := decodeCounts(old, stored); err != nil {
+			return fmt.Errorf("count clicks of link %s on %s: %w", c.link, c.day, err)
+		}
 		counts := c.dims[i]
+		if counted {
+			// Every key's share moves when the day's visitors or clicks do.
+			for key, n := range old {
+				if _, ok := counts[key]; !ok {
+					shares.add(c.workspace, dim, c.day, key, 0,
+						stats.Share(after.visitors, n, after.clicks)-stats.Share(before.visitors, n, before.clicks))
+				}
+			}
+			for key, n := range counts {
+				shares.add(c.workspace, dim, c.day, key, n,
+					stats.Share(after.visitors, old[key]+n, after.clicks)-stats.Share(before.visitors, old[key], before.clicks))
+			}
+		}
 		if err := decodeCounts(counts, stored); err != nil {
 			return fmt.Errorf("count clicks of link %s on %s: %w", c.link, c.day, err)
 		}
@@ -294,28 +337,34 @@ func (w *writer) addRollup(ctx context.Context, c *chunk) error {
 	return nil
 }
 
-// addDay adds a chunk's humans to the link's clicks and visitors of the day;
-// the visitor set is written only when a new visitor came.
-func (w *writer) addDay(ctx context.Context, c *chunk) error {
+// dayCount is a link-day's clicks and distinct visitors in click_days.
+type dayCount struct{ clicks, visitors int64 }
+
+// addDay adds a chunk's humans to the link's clicks and visitors of the day,
+// and returns the day's counts before and after; the visitor set is written
+// only when a new visitor came.
+func (w *writer) addDay(ctx context.Context, c *chunk) (before, after dayCount, err error) {
 	var stored []byte
-	err := w.stmt(ctx, stmtDayGet).QueryRowContext(ctx, c.link, c.day).Scan(&stored)
+	err = w.stmt(ctx, stmtDayGet).QueryRowContext(ctx, c.link, c.day).Scan(&before.clicks, &before.visitors, &stored)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
+		return before, after, err
 	}
 	set, err := decodeVisitors(stored)
 	if err != nil {
-		return err
+		return before, after, err
 	}
+	after = dayCount{clicks: before.clicks + c.humans, visitors: before.visitors}
 	if !set.add(visitorHashes(c.visitors)) {
 		_, err := w.stmt(ctx, stmtDayAdd).ExecContext(ctx, c.link, c.day, c.humans)
-		return err
+		return before, after, err
 	}
 	sketch, err := set.encode()
 	if err != nil {
-		return err
+		return before, after, err
 	}
-	_, err = w.stmt(ctx, stmtDayPut).ExecContext(ctx, c.link, c.day, c.humans, set.count(), sketch)
-	return err
+	after.visitors = set.count()
+	_, err = w.stmt(ctx, stmtDayPut).ExecContext(ctx, c.link, c.day, c.humans, after.visitors, sketch)
+	return before, after, err
 }
 
 // sortedKeys returns the map's keys in order: every transaction takes its

@@ -30,6 +30,26 @@ func decodeCounts(into keyCounts, b []byte) error {
 	return nil
 }
 
+// eachCount calls fn with each key and count of the encoded counts in b;
+// key is b's bytes, valid during the call only.
+func eachCount(b []byte, fn func(key []byte, n int64)) error {
+	for len(b) > 0 {
+		n, w := binary.Uvarint(b)
+		if w <= 0 || n > uint64(len(b)-w) {
+			return errors.New("rollup counts: truncated key")
+		}
+		key := b[w : w+int(n)]
+		b = b[w+int(n):]
+		c, w := binary.Uvarint(b)
+		if w <= 0 {
+			return errors.New("rollup counts: truncated count")
+		}
+		b = b[w:]
+		fn(key, int64(c))
+	}
+	return nil
+}
+
 // encode returns the stored form, keys in order.
 func (k keyCounts) encode() []byte {
 	keys := make([]string, 0, len(k))

@@ -15,6 +15,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"shortlink.dev/shared/counters"
 	"shortlink.dev/shared/migration"
@@ -34,6 +35,8 @@ type Store struct {
 	// counters is the control plane's store on the same file, which keeps
 	// the counters the API shows.
 	counters counters.Store
+	// dimsFilled is set once Open has emptied click_dims_pending (fillDims).
+	dimsFilled atomic.Bool
 }
 
 // checkpointPages is the size of the WAL, in pages, past which a commit of
@@ -105,6 +108,10 @@ func open(ctx context.Context, path string, counters counters.Store) (_ *Store, 
 	if err := s.convertLegacy(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.fillDims(ctx); err != nil {
+		return nil, err
+	}
+	s.dimsFilled.Store(true)
 	return s, nil
 }
 

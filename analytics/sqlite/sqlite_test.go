@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -221,6 +222,13 @@ func BenchmarkLinkStatsLoaded(b *testing.B) {
 	statstest.BenchLoaded(b, mustOpen(b, filepath.Join(b.TempDir(), "shortlink.db")))
 }
 
+// BenchmarkWsAnalyticsLoaded loads SHORTLINK_BENCH_LOADED_CLICKS clicks
+// over SHORTLINK_BENCH_LOADED_LINKS links (default 1000) of one workspace
+// and times workspace analytics (statstest.BenchAnalyticsLoaded).
+func BenchmarkWsAnalyticsLoaded(b *testing.B) {
+	statstest.BenchAnalyticsLoaded(b, mustOpen(b, filepath.Join(b.TempDir(), "shortlink.db")))
+}
+
 // mustOpen opens the control-plane store on the file, then the analytics store.
 func mustOpen(t testing.TB, path string) backend {
 	t.Helper()
@@ -256,10 +264,10 @@ func wantMigrations(t *testing.T, path string) {
 	if err := db.QueryRow(`SELECT group_concat(version) FROM (SELECT version FROM analytics_migrations ORDER BY version)`).Scan(&versions); err != nil {
 		t.Fatalf("read analytics_migrations: %v", err)
 	}
-	if versions != "1,2,3" {
-		t.Errorf("analytics_migrations: got [%s], want [1,2,3]", versions)
+	if versions != "1,2,3,4" {
+		t.Errorf("analytics_migrations: got [%s], want [1,2,3,4]", versions)
 	}
-	for table, want := range map[string]int{"click_chunks": 1, "click_rollup": 1, "clicks": 0} {
+	for table, want := range map[string]int{"click_chunks": 1, "click_rollup": 1, "click_dims_pending": 1, "clicks": 0} {
 		var n int
 		err = db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = $1`, table).Scan(&n)
 		if err != nil || n != want {
@@ -359,4 +367,138 @@ func TestConvertLegacy(t *testing.T) {
 	if got, err := again.ClicksSince(ctx, ws, day); err != nil || got != humans {
 		t.Errorf("clicks since: got %d, %v; want %d", got, err, humans)
 	}
+}
+
+// TestWsAnalyticsFillDims: link-days clicked before the rollups kept cities
+// and operating systems (listed by migration 0004) are counted from their
+// chunks when the store opens, replacing whatever rows they had, once; the
+// list is emptied, and workspace analytics see them.
+func TestWsAnalyticsFillDims(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shortlink.db")
+	b := mustOpen(t, path)
+	ws := b.NewWorkspace(t)
+	id := b.NewLink(t, ws)
+	day := time.Date(2025, time.March, 10, 9, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	var batch []click.Event
+	for i := range 500 { // more than a transaction of fillDims, over 3 days
+		batch = append(batch, click.Event{ID: click.NewEventID(), Time: day.Add(time.Duration(i) * 8 * time.Minute),
+			LinkID: id, WorkspaceID: ws, City: []string{"Boston", "Lyon"}[i%2], OS: []string{"iOS", "", "Linux"}[i%3],
+			Bot: i%10 == 9, Visitor: click.Visitor(click.NewEventID())})
+	}
+	if err := b.WriteClicks(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	// Other links' days, so that the fill spans several transactions.
+	for range 250 {
+		other := b.NewLink(t, ws)
+		e := click.Event{ID: click.NewEventID(), Time: day, LinkID: other, WorkspaceID: ws, City: "Oslo",
+			Visitor: click.Visitor(click.NewEventID())}
+		if err := b.WriteClicks(ctx, []click.Event{e}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Close()
+
+	// As an earlier version left them: no city nor os rows (and a wrong
+	// one, which the fill replaces), and every clicked link-day listed.
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		`DELETE FROM click_rollup WHERE dim IN ('city', 'os')`,
+		`DELETE FROM analytics_migrations WHERE version = 4`,
+		`DROP TABLE click_dims_pending`,
+		`DROP TABLE click_workspace_rollup`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	var wrong []byte
+	if err := db.QueryRow(`SELECT counts FROM click_rollup WHERE link_id = $1 AND dim = 'country' LIMIT 1`, id).Scan(&wrong); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO click_rollup (link_id, dim, day, counts) VALUES ($1, 'os', '2025-03-10', $2)`,
+		id, wrong); err != nil {
+		t.Fatal(err)
+	}
+
+	again := mustOpen(t, path)
+	wantMigrations(t, path)
+	var pending int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM click_dims_pending`).Scan(&pending); err != nil || pending != 0 {
+		t.Errorf("click_dims_pending after opening: %d rows, %v; want 0", pending, err)
+	}
+	st, err := again.LinkStats(ctx, id, stats.Range{From: day, To: day.AddDate(0, 0, 3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantList := func(what string, got, want []stats.Count) {
+		t.Helper()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: got %v, want %v", what, got, want)
+		}
+	}
+	wantList("byCity", st.ByCity, []stats.Count{{Key: "Boston", Count: 250}, {Key: "Lyon", Count: 200}})
+	wantList("byOS", st.ByOS, []stats.Count{{Key: "", Count: 150}, {Key: "Linux", Count: 150}, {Key: "iOS", Count: 150}})
+	a, err := again.Analytics(ctx, stats.AnalyticsQuery{LinkIDs: []string{id}, Range: stats.Range{From: day, To: day},
+		GroupBy: stats.DimCity})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dayOne int64
+	for _, e := range batch {
+		if !e.Bot && e.Time.Before(day.Add(15*time.Hour)) {
+			dayOne++
+		}
+	}
+	if a.TotalClicks != dayOne || len(a.Rows) != 2 || a.Rows[0].Clicks+a.Rows[1].Clicks != dayOne {
+		t.Errorf("analytics by city on the first day: %+v, want %d clicks in 2 rows", a, dayOne)
+	}
+	// The workspace rollup, filled too, answers as the links' rows do.
+	links := []string{id}
+	for _, f := range facetsOf(t, again.links, ws) {
+		if f != id {
+			links = append(links, f)
+		}
+	}
+	for _, g := range []string{stats.DimCity, stats.DimOS, stats.DimCountry, stats.GroupDay} {
+		q := stats.AnalyticsQuery{LinkIDs: links, Range: stats.Range{From: day, To: day.AddDate(0, 0, 3)}, GroupBy: g}
+		byLinks, err := again.Analytics(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.Whole, q.WorkspaceID = true, ws
+		whole, err := again.Analytics(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(whole) != fmt.Sprint(byLinks) || whole.TotalClicks != int64(len(batch)-len(batch)/10+250) {
+			t.Errorf("by %s over the workspace: %+v\nover its links: %+v", g, whole, byLinks)
+		}
+	}
+	// Opening again fills nothing more.
+	again.Close()
+	third := mustOpen(t, path)
+	if st2, err := third.LinkStats(ctx, id, stats.Range{From: day, To: day.AddDate(0, 0, 3)}); err != nil ||
+		fmt.Sprint(st2.ByCity) != fmt.Sprint(st.ByCity) {
+		t.Errorf("byCity after a third open: %v, %v; want %v", st2.ByCity, err, st.ByCity)
+	}
+}
+
+// facetsOf returns the ids of the workspace's links.
+func facetsOf(t *testing.T, links *sqlstore.Store, workspaceID string) []string {
+	t.Helper()
+	facets, err := links.LinkFacets(context.Background(), workspaceID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, f := range facets {
+		ids = append(ids, f.ID)
+	}
+	return ids
 }

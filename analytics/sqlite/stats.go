@@ -47,6 +47,8 @@ func (s *Store) LinkStats(ctx context.Context, linkID string, r stats.Range) (*s
 		{dimDevice, &st.ByDevice},
 		{dimBrowser, &st.ByBrowser},
 		{dimReferrer, &st.ByReferrer},
+		{dimOS, &st.ByOS},
+		{dimCity, &st.ByCity},
 	} {
 		if *b.list, err = breakdown(ctx, tx, linkID, b.dim, first, last); err != nil {
 			return nil, fmt.Errorf("link stats: %w", err)

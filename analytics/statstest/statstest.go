@@ -28,6 +28,7 @@ type Backend interface {
 	// WriteClicks stores a batch of click events; it is a bus.ClickHandler.
 	WriteClicks(ctx context.Context, batch []click.Event) error
 	stats.Reader
+	stats.AnalyticsReader
 	// LinkCounters returns the click_count and last_clicked_at that the link
 	// store (where the control plane reads them) holds for the link.
 	LinkCounters(ctx context.Context, linkID string) (count int64, lastClickedAt *time.Time, err error)
@@ -86,6 +87,7 @@ func Run(t *testing.T, open func(t *testing.T) Backend) {
 	t.Run("RedeliveredCountedOnceEverywhere", func(t *testing.T) { testRedeliveredEverywhere(t, open(t)) })
 	t.Run("ManyDays", func(t *testing.T) { testManyDays(t, open(t)) })
 	t.Run("ExportClicks", func(t *testing.T) { testExportClicks(t, open(t)) }) // export.go
+	runAnalytics(t, open)                                                      // analytics.go
 }
 
 // link is a link of the suite and the workspace it belongs to.

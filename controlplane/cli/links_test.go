@@ -133,6 +133,8 @@ func fakeAPI(t *testing.T) (*httptest.Server, *[]string) {
 			io.WriteString(w, `{"success":true,"data":[`+link+`],"meta":{"page":`+page+`,"perPage":1,"total":2,"hasMore":`+map[bool]string{true: "true", false: "false"}[more]+`}}`)
 		case r.Method == "DELETE":
 			w.WriteHeader(204)
+		case r.URL.Path == "/api/v1/analytics":
+			io.WriteString(w, `{"success":true,"data":{"groupBy":"country","from":"2030-01-01","to":"2030-01-02","totalClicks":7,"uniqueClicks":5,"rows":[{"value":"NL","clicks":4,"uniqueClicks":3},{"value":"unknown","clicks":3,"uniqueClicks":2}]}}`)
 		case strings.HasSuffix(r.URL.Path, "/stats"):
 			io.WriteString(w, `{"success":true,"data":{"totalClicks":4,"uniqueClicks":3,"lastClickedAt":null,"byCountry":[{"country":"NL","count":4}],"byDevice":[],"byBrowser":[],"byReferrer":[],"overTime":[{"date":"2030-01-01","count":4}],"from":"2030-01-01","to":"2030-01-02"}}`)
 		default:
@@ -154,6 +156,8 @@ func runCLI(t *testing.T, srv *httptest.Server, args ...string) (string, error) 
 		err = runLinks(e, args[1:])
 	case "stats":
 		err = runStats(e, args[1:])
+	case "analytics":
+		err = runAnalytics(e, args[1:])
 	}
 	return out.String(), err
 }
@@ -222,6 +226,10 @@ func TestClientCommandsRefuseBadUse(t *testing.T) {
 		{"links", "list", "--all", "--page", "2"},
 		{"stats", "lnk_1", "--from", "yesterday"},
 		{"stats"},
+		{"analytics"},
+		{"analytics", "--group-by", "country", "extra"},
+		{"analytics", "--group-by", "country", "--from", "yesterday"},
+		{"analytics", "--group-by", "country", "--limit", "many"},
 	} {
 		if _, err := runCLI(t, srv, args...); err == nil {
 			t.Errorf("%v: accepted", args)
@@ -254,5 +262,23 @@ func TestOpenAPICommandPrintsTheDescription(t *testing.T) {
 		if hasLinks == (len(args) == 2) {
 			t.Errorf("%v: /api/v1/links present = %v", args, hasLinks)
 		}
+	}
+}
+
+func TestWsAnalyticsCLI(t *testing.T) {
+	srv, seen := fakeAPI(t)
+	out, err := runCLI(t, srv, "analytics", "--group-by", "country", "--from", "2030-01-01", "--to", "2030-01-02",
+		"--limit", "5", "--tag", "x", "--device", "mobile", "--output", "table")
+	if err != nil || !strings.Contains(out, "NL") || !strings.Contains(out, "unknown") || !strings.Contains(out, "UNIQUE") {
+		t.Errorf("analytics table: %q %v", out, err)
+	}
+	if last := (*seen)[len(*seen)-1]; !strings.HasPrefix(last,
+		"GET /api/v1/analytics?device=mobile&from=2030-01-01&groupBy=country&limit=5&tag=x&to=2030-01-02 ") {
+		t.Errorf("request %q", last)
+	}
+	out, err = runCLI(t, srv, "analytics", "--group-by", "country", "--output", "json")
+	var a client.Analytics
+	if err != nil || json.Unmarshal([]byte(out), &a) != nil || a.TotalClicks != 7 || len(a.Rows) != 2 || a.Rows[1].UniqueClicks != 2 {
+		t.Errorf("analytics json: %q %v", out, err)
 	}
 }

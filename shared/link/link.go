@@ -94,4 +94,15 @@ type Store interface {
 	ResolveLink(ctx context.Context, domain, slug string) (*Link, error)
 	// CountActiveLinks returns the number of the workspace's links that are not archived.
 	CountActiveLinks(ctx context.Context, workspaceID string) (int, error)
+	// LinkFacets returns what workspace analytics group and filter clicks
+	// by of every link of the workspace, archived ones included, in one
+	// query.
+	LinkFacets(ctx context.Context, workspaceID string) ([]Facets, error)
+}
+
+// Facets are what workspace analytics know of a link besides its clicks.
+type Facets struct {
+	ID, Domain                        string
+	Tags                              []string
+	UTMSource, UTMMedium, UTMCampaign string // "" when unset
 }

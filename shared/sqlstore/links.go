@@ -202,6 +202,33 @@ func (s *Store) CountActiveLinks(ctx context.Context, workspaceID string) (int, 
 	return n, nil
 }
 
+// LinkFacets implements link.Store.
+func (s *Store) LinkFacets(ctx context.Context, workspaceID string) ([]link.Facets, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, domain, tags, COALESCE(utm_source, ''),
+		COALESCE(utm_medium, ''), COALESCE(utm_campaign, '') FROM links WHERE workspace_id = $1 ORDER BY id`,
+		workspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("link facets: %w", err)
+	}
+	defer rows.Close()
+	out := []link.Facets{}
+	for rows.Next() {
+		var f link.Facets
+		var tags string
+		if err := rows.Scan(&f.ID, &f.Domain, &tags, &f.UTMSource, &f.UTMMedium, &f.UTMCampaign); err != nil {
+			return nil, fmt.Errorf("link facets: %w", err)
+		}
+		if err := json.Unmarshal([]byte(tags), &f.Tags); err != nil {
+			return nil, fmt.Errorf("link facets: link %s: tags: %w", f.ID, err)
+		}
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("link facets: %w", err)
+	}
+	return out, nil
+}
+
 // ListLinks implements link.Store.
 func (s *Store) ListLinks(ctx context.Context, f link.Filter) ([]*link.Link, int, error) {
 	where := []string{"workspace_id = $1"}

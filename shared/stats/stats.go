@@ -31,6 +31,12 @@ type LinkStats struct {
 	ByDevice      []Count
 	ByBrowser     []Count
 	ByReferrer    []Count // key "direct" for no referrer
+	ByOS          []Count // "" is reported as unknown by the API
+	ByCity        []Count // "" is reported as unknown by the API
+	// ByUTMSource, ByUTMMedium and ByUTMCampaign are the link's UTM value
+	// with every click of the range, or empty: the control plane fills
+	// them from the link (a click store leaves them nil).
+	ByUTMSource, ByUTMMedium, ByUTMCampaign []Count
 	// OverTime lists every day of the range, oldest first, zero days included.
 	OverTime []Day
 }

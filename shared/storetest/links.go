@@ -334,6 +334,38 @@ func Links(t *testing.T, open func(t *testing.T) Stores) {
 		wantActive(t, s, MustCreateWorkspace(t, s).ID, 0)
 	})
 
+	// LinkFacets: every link of the workspace, archived ones included, with
+	// its domain, tags and UTM values ("" when unset); never another's.
+	t.Run("OKLinkFacets", func(t *testing.T) {
+		s := open(t)
+		ws, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		full := MustCreateLink(t, s, fullLink(ws.ID, dom, "full"), -1)
+		bare := NewLink(ws.ID, dom, "bare")
+		bare.IsArchived = true
+		bare = MustCreateLink(t, s, bare, -1)
+		MustCreateLink(t, s, fullLink(other.ID, dom, "theirs"), -1)
+		got, err := s.LinkFacets(ctx, ws.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{
+			full.ID: fmt.Sprint(link.Facets{ID: full.ID, Domain: dom, Tags: full.Tags, UTMSource: "newsletter", UTMMedium: "email", UTMCampaign: "spring"}),
+			bare.ID: fmt.Sprint(link.Facets{ID: bare.ID, Domain: dom, Tags: bare.Tags}),
+		}
+		if len(got) != len(want) {
+			t.Fatalf("facets: got %d links %+v, want %d", len(got), got, len(want))
+		}
+		for _, f := range got {
+			if g := fmt.Sprint(f); g != want[f.ID] {
+				t.Errorf("facets of %s:\n got %s\nwant %s", f.ID, g, want[f.ID])
+			}
+		}
+		if got, err := s.LinkFacets(ctx, MustCreateWorkspace(t, s).ID); err != nil || len(got) != 0 {
+			t.Errorf("facets of a workspace without links: %v, %v; want none", got, err)
+		}
+	})
+
 	t.Run("ConcurrentCreateLimit", func(t *testing.T) {
 		s := open(t)
 		ws := MustCreateWorkspace(t, s)

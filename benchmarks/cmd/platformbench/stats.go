@@ -28,7 +28,22 @@ type statsRow struct {
 	timed            int // stats requests timed
 	p50, p99, maxDur time.Duration
 	total, unique    int64
+	// analytics are the workspace analytics timed beside the stats.
+	analytics []analyticsTiming
 }
+
+// analyticsTiming is GET /analytics?groupBy= timed, over the default 30
+// days and the whole workspace (every link loaded so far in the phase).
+type analyticsTiming struct {
+	groupBy          string
+	timed            int
+	p50, p99, maxDur time.Duration
+	total, rows      int64
+}
+
+// analyticsGroupings are the groupings timed: a dimension's rollup and the
+// per-link totals (which tag, domain and utm_* are made from).
+var analyticsGroupings = []string{"country", "link"}
 
 // clickStore is the click store as the binaries open it (analytics/backend),
 // on the control plane's store st.
@@ -183,6 +198,27 @@ func (b *bench) timeStats(ctx context.Context, c *api.Client, linkID string, r *
 	r.timed = len(took)
 	slices.Sort(took)
 	r.p50, r.p99, r.maxDur = report.Percentile(took, 0.5), report.Percentile(took, 0.99), took[len(took)-1]
+	r.analytics = nil
+	for _, g := range analyticsGroupings {
+		a, _, err := c.Analytics(ctx, g) // untimed, as the stats' first
+		if err != nil {
+			return err
+		}
+		at := analyticsTiming{groupBy: g, total: a.TotalClicks, rows: int64(len(a.Rows))}
+		took = took[:0]
+		budget := time.Now().Add(b.o.statsBudget)
+		for len(took) < b.o.statsRepeats && (len(took) < 3 || time.Now().Before(budget)) {
+			_, d, err := c.Analytics(ctx, g)
+			if err != nil {
+				return err
+			}
+			took = append(took, d)
+		}
+		at.timed = len(took)
+		slices.Sort(took)
+		at.p50, at.p99, at.maxDur = report.Percentile(took, 0.5), report.Percentile(took, 0.99), took[len(took)-1]
+		r.analytics = append(r.analytics, at)
+	}
 	return nil
 }
 
@@ -200,6 +236,17 @@ func (b *bench) statsTable(title, how string, rows []statsRow) {
 			report.Verdict(float64(r.p99), float64(50*time.Millisecond), false))
 	}
 	b.printf("## %s\n\n%s\n\n%s\n", title, how, t.Markdown())
+	a := report.NewTable("store", "clicks loaded", "timed when", "GET /analytics?groupBy=", "timed", "p50", "p99", "max", "totalClicks", "rows")
+	for _, r := range rows {
+		for _, at := range r.analytics {
+			a.Add(r.store, report.Int(r.load.Clicks), r.when, at.groupBy, at.timed, "**"+report.Dur(at.p50)+"**",
+				"**"+report.Dur(at.p99)+"**", report.Dur(at.maxDur), report.Int(at.total), report.Int(at.rows))
+			b.verdict(fmt.Sprintf("analytics by %s p99 at %s clicks, %s, %s", at.groupBy, report.Int(r.load.Clicks), r.store, r.when),
+				report.Dur(at.p99), "< 50 ms (issue 21: at 10M)", report.Verdict(float64(at.p99), float64(50*time.Millisecond), false))
+		}
+	}
+	b.printf("Workspace analytics (`GET /api/v1/analytics`, the default 30 days, the whole workspace: every link this phase loaded so far), "+
+		"timed as the stats after each load:\n\n%s\n", a.Markdown())
 }
 
 // statsHow describes the loader and the timing, for the report.

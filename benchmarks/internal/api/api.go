@@ -84,6 +84,23 @@ func (c *Client) Stats(ctx context.Context, id string) (Stats, time.Duration, er
 	return s, took, nil
 }
 
+// Analytics are a workspace's analytics as the API shows them.
+type Analytics = wire.Analytics
+
+// Analytics reads the workspace's analytics grouped by groupBy over the
+// default range (the last 30 days), and says how long the request took,
+// as Stats does.
+func (c *Client) Analytics(ctx context.Context, groupBy string) (Analytics, time.Duration, error) {
+	var a Analytics
+	start := time.Now()
+	err := c.do(ctx, http.MethodGet, "/analytics?groupBy="+groupBy, nil, http.StatusOK, &a)
+	took := time.Since(start)
+	if err != nil {
+		return a, took, fmt.Errorf("get analytics by %s: %w", groupBy, err)
+	}
+	return a, took, nil
+}
+
 func (c *Client) do(ctx context.Context, method, path string, body []byte, want int, data any) error {
 	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, bytes.NewReader(body))
 	if err != nil {

@@ -61,6 +61,9 @@ func TestClient(t *testing.T) {
 				"id": "lnk_1", "slug": body["slug"], "domain": "localhost:8081", "clickCount": 0}})
 		case r.URL.Path == "/api/v1/links/lnk_1":
 			json.NewEncoder(w).Encode(map[string]any{"success": true, "data": map[string]any{"id": "lnk_1", "clickCount": 42}})
+		case r.URL.Path == "/api/v1/analytics" && r.URL.Query().Get("groupBy") == "country":
+			json.NewEncoder(w).Encode(map[string]any{"success": true, "data": map[string]any{"groupBy": "country",
+				"totalClicks": 40, "uniqueClicks": 7, "rows": []map[string]any{{"value": "DE", "clicks": 40, "uniqueClicks": 7}}}})
 		case r.URL.Path == "/api/v1/links/lnk_1/stats":
 			json.NewEncoder(w).Encode(map[string]any{"success": true, "data": map[string]any{"totalClicks": 40, "uniqueClicks": 7}})
 		default:
@@ -79,6 +82,9 @@ func TestClient(t *testing.T) {
 	}
 	if s, took, err := c.Stats(ctx, "lnk_1"); err != nil || s.TotalClicks != 40 || s.UniqueClicks != 7 || took <= 0 {
 		t.Errorf("Stats = %+v, %s, %v", s, took, err)
+	}
+	if a, took, err := c.Analytics(ctx, "country"); err != nil || a.TotalClicks != 40 || len(a.Rows) != 1 || took <= 0 {
+		t.Errorf("Analytics = %+v, %s, %v", a, took, err)
 	}
 	if _, err := New(srv.URL+"/api/v1", "sl_wrong").Link(ctx, "lnk_1"); err == nil {
 		t.Error("a 401 was not an error")

@@ -49,7 +49,9 @@ func Stats(s *stats.LinkStats, rng stats.Range) api.Stats {
 	out := api.Stats{
 		TotalClicks: s.TotalClicks, UniqueClicks: s.UniqueClicks, LastClickedAt: utcOrNil(s.LastClickedAt),
 		ByCountry: []api.CountryCount{}, ByDevice: []api.DeviceCount{}, ByBrowser: []api.BrowserCount{},
-		ByReferrer: []api.ReferrerCount{}, OverTime: []api.DayCount{},
+		ByReferrer: []api.ReferrerCount{}, ByOS: []api.OSCount{}, ByCity: []api.CityCount{},
+		ByUTMSource: utmCounts(s.ByUTMSource), ByUTMMedium: utmCounts(s.ByUTMMedium),
+		ByUTMCampaign: utmCounts(s.ByUTMCampaign), OverTime: []api.DayCount{},
 		From: rng.From.Format(time.DateOnly), To: rng.To.Format(time.DateOnly),
 	}
 	for _, c := range s.ByCountry {
@@ -68,8 +70,42 @@ func Stats(s *stats.LinkStats, rng stats.Range) api.Stats {
 	for _, c := range s.ByReferrer {
 		out.ByReferrer = append(out.ByReferrer, api.ReferrerCount{Referrer: c.Key, Count: c.Count})
 	}
+	for _, c := range s.ByOS {
+		out.ByOS = append(out.ByOS, api.OSCount{OS: unknownIfEmpty(c.Key), Count: c.Count})
+	}
+	for _, c := range s.ByCity {
+		out.ByCity = append(out.ByCity, api.CityCount{City: unknownIfEmpty(c.Key), Count: c.Count})
+	}
 	for _, d := range s.OverTime {
 		out.OverTime = append(out.OverTime, api.DayCount{Date: d.Date, Count: d.Count})
+	}
+	return out
+}
+
+func unknownIfEmpty(key string) string {
+	if key == "" {
+		return "unknown"
+	}
+	return key
+}
+
+func utmCounts(list []stats.Count) []api.UTMCount {
+	out := make([]api.UTMCount, 0, len(list))
+	for _, c := range list {
+		out = append(out, api.UTMCount{Value: c.Key, Count: c.Count})
+	}
+	return out
+}
+
+// Analytics returns the API's view of a workspace's analytics over rng,
+// grouped by groupBy; every list is empty rather than null.
+func Analytics(groupBy string, a *stats.Analytics, rng stats.Range) api.Analytics {
+	out := api.Analytics{
+		GroupBy: groupBy, From: rng.From.Format(time.DateOnly), To: rng.To.Format(time.DateOnly),
+		TotalClicks: a.TotalClicks, UniqueClicks: a.UniqueClicks, Rows: make([]api.AnalyticsRow, 0, len(a.Rows)),
+	}
+	for _, r := range a.Rows {
+		out.Rows = append(out.Rows, api.AnalyticsRow{Value: r.Key, Clicks: r.Clicks, UniqueClicks: r.UniqueClicks})
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+	"time"
 
 	"shortlink.dev/controlplane/internal/billing"
 	"shortlink.dev/controlplane/internal/convert"
@@ -16,6 +17,7 @@ import (
 	"shortlink.dev/controlplane/internal/qrcodes"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/gallery"
+	"shortlink.dev/shared/stats"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.json from the converters")
@@ -62,6 +64,11 @@ func TestAnswersAreTheGoldenJSON(t *testing.T) {
 		out["key_"+strconv.Itoa(i)+"_value"] = convert.APIKey(k, "sl_value")
 	}
 	out["stats"] = convert.Stats(fxStats())
+	out["analytics_country"] = convert.Analytics("country", &stats.Analytics{TotalClicks: 7, UniqueClicks: 5,
+		Rows: []stats.AnalyticsRow{{Key: "DE", Clicks: 4, UniqueClicks: 3}, {Key: "unknown", Clicks: 3, UniqueClicks: 2}}},
+		stats.Range{From: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 5, 30, 0, 0, 0, 0, time.UTC)})
+	out["analytics_empty"] = convert.Analytics("link", &stats.Analytics{},
+		stats.Range{From: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)})
 	out["checkout"] = convert.CheckoutSession(&billing.Session{ID: "cs_1", URL: "https://checkout.example.com/cs_1"})
 
 	names := make([]string, 0, len(out))

@@ -46,11 +46,14 @@ func fxLinks() []*link.Link {
 func fxStats() (*stats.LinkStats, stats.Range) {
 	return &stats.LinkStats{
 		TotalClicks: 5, UniqueClicks: 4, LastClickedAt: fxTime(fxT1),
-		ByCountry:  []stats.Count{{Key: "DE", Count: 3}, {Key: "", Count: 2}},
-		ByDevice:   []stats.Count{{Key: "mobile", Count: 5}},
-		ByBrowser:  []stats.Count{{Key: "Firefox", Count: 5}},
-		ByReferrer: []stats.Count{{Key: "direct", Count: 5}},
-		OverTime:   []stats.Day{{Date: "2026-05-17", Count: 5}, {Date: "2026-05-18", Count: 0}},
+		ByCountry:   []stats.Count{{Key: "DE", Count: 3}, {Key: "", Count: 2}},
+		ByDevice:    []stats.Count{{Key: "mobile", Count: 5}},
+		ByBrowser:   []stats.Count{{Key: "Firefox", Count: 5}},
+		ByReferrer:  []stats.Count{{Key: "direct", Count: 5}},
+		ByOS:        []stats.Count{{Key: "Android", Count: 4}, {Key: "", Count: 1}},
+		ByCity:      []stats.Count{{Key: "Berlin", Count: 3}, {Key: "", Count: 2}},
+		ByUTMSource: []stats.Count{{Key: "newsletter", Count: 5}},
+		OverTime:    []stats.Day{{Date: "2026-05-17", Count: 5}, {Date: "2026-05-18", Count: 0}},
 	}, stats.Range{From: time.Date(2026, 5, 17, 0, 0, 0, 0, time.UTC), To: fxT2}
 }
 

@@ -163,6 +163,7 @@ func (a *API) routes() chi.Router {
 		r.With(a.need(workspace.LinksWrite)).Delete("/links/{id}", a.deleteLink)
 		r.With(a.need(workspace.AnalyticsRead)).Get("/links/{id}/stats", a.linkStats)
 		r.With(a.need(workspace.AnalyticsRead)).Get("/links/{id}/clicks.csv", a.exportClicks) // export.go
+		r.With(a.need(workspace.AnalyticsRead)).Get("/analytics", a.workspaceAnalytics)       // stats.go
 
 		r.With(a.need(workspace.KeysWrite)).Get("/api-keys", a.listKeys)
 		r.With(a.need(workspace.KeysWrite)).Post("/api-keys", a.createKey)

@@ -36,6 +36,9 @@ type Service struct {
 	// Reader is the analytics plane; nil when none is wired, and every
 	// answer is then an INTERNAL_ERROR.
 	Reader stats.Reader
+	// Facets lists the workspace's links for workspace analytics (the
+	// link store); Reader then answers them as a stats.AnalyticsReader.
+	Facets Facets
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 }
@@ -60,7 +63,20 @@ func (s *Service) Link(ctx context.Context, ws *workspace.Workspace, linkID stri
 		return nil, rng, errNoBackend()
 	}
 	st, err := s.Reader.LinkStats(ctx, l.ID, rng)
-	return st, rng, err
+	if err != nil {
+		return nil, rng, err
+	}
+	// The link's UTM values, with every click of the range.
+	for _, u := range []struct {
+		value *string
+		list  *[]stats.Count
+	}{{l.UTM.Source, &st.ByUTMSource}, {l.UTM.Medium, &st.ByUTMMedium}, {l.UTM.Campaign, &st.ByUTMCampaign}} {
+		*u.list = []stats.Count{}
+		if u.value != nil && *u.value != "" && st.TotalClicks > 0 {
+			*u.list = []stats.Count{{Key: *u.value, Count: st.TotalClicks}}
+		}
+	}
+	return st, rng, nil
 }
 
 // ExportRange checks an export of the workspace link's clicks over the

@@ -28,6 +28,7 @@ var wireSchemas = []struct {
 	{"LinkInput", api.LinkInput{}},
 	{"LinkUpdate", api.LinkUpdate{}},
 	{"LinkStats", api.Stats{}},
+	{"Analytics", api.Analytics{}},
 	{"APIKey", api.APIKey{}},
 	{"APIKeyInput", api.APIKeyInput{}},
 	{"Usage", api.Usage{}},

@@ -79,6 +79,8 @@ func New(d Deps) (*Services, error) {
 		}
 	}
 	ls := links.New(d.Store, d.Config)
+	st := linkstats.New(ls, d.Stats)
+	st.Facets = d.Store
 	return &Services{
 		Links:     ls,
 		QR:        qrcodes.New(d.Store, d.Config),
@@ -88,6 +90,6 @@ func New(d Deps) (*Services, error) {
 		Domains:   domains.New(d.Store, d.Config),
 		Keys:      keys.New(d.Store),
 		Usage:     usage.New(d.Store, d.Config, d.Stats),
-		Stats:     linkstats.New(ls, d.Stats),
+		Stats:     st,
 	}, nil
 }

@@ -1,0 +1,218 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"shortlink.dev/shared/stats"
+)
+
+var _ stats.AnalyticsReader = (*Store)(nil)
+
+// Analytics implements stats.AnalyticsReader from the rollups, in one
+// snapshot of the database. Over a whole workspace (q.Whole), but for
+// groupBy link, it reads click_workspace_rollup: a row per day, whatever
+// the number of links. Otherwise click_days for the link-days' clicks and
+// visitors, and click_rollup for the keys of the one dimension the query
+// groups or filters by: a row per link and day. The links are passed as one
+// JSON array, each looked up by the primary keys' (link_id, …, day) prefix.
+func (s *Store) Analytics(ctx context.Context, q stats.AnalyticsQuery) (*stats.Analytics, error) {
+	from, to, err := stats.CheckAnalyticsQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	if q.Whole && q.WorkspaceID != "" && q.GroupBy != stats.GroupLink {
+		a, err := s.workspaceAnalytics(ctx, q, from, to)
+		if err != nil {
+			return nil, fmt.Errorf("analytics: %w", err)
+		}
+		return a, nil
+	}
+	if len(q.LinkIDs) == 0 {
+		return stats.Aggregate(q, from, to, nil, nil), nil
+	}
+	ids, err := json.Marshal(q.LinkIDs)
+	if err != nil {
+		return nil, fmt.Errorf("analytics: %w", err)
+	}
+	first, last := from.Format(dayLayout), to.Format(dayLayout)
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("analytics: %w", err)
+	}
+	defer tx.Rollback()
+	// Without keys to share visitors among, the days are added up by
+	// SQLite, per link or per day: a row per link or day, not per both.
+	group := ""
+	if q.Filter == nil {
+		switch q.GroupBy {
+		case stats.GroupLink:
+			group = "link_id"
+		case stats.GroupDay:
+			group = "day"
+		}
+	}
+	g := stats.NewAggregator(q, from, to)
+	if err := analyticsDays(ctx, tx, string(ids), first, last, group, g); err != nil {
+		return nil, fmt.Errorf("analytics: %w", err)
+	}
+	if dim := stats.KeysDim(q); dim != "" {
+		if err := analyticsKeys(ctx, tx, string(ids), dim, first, last, g); err != nil {
+			return nil, fmt.Errorf("analytics: %w", err)
+		}
+	}
+	return g.Result(), nil
+}
+
+// analyticsDays reads the link-days of the links (a JSON array) from first
+// to last, or their sums per link_id or per day when group names one.
+func analyticsDays(ctx context.Context, tx *sql.Tx, ids, first, last, group string, g *stats.Aggregator) error {
+	query := `SELECT link_id, day, clicks, visitors FROM click_days
+		WHERE link_id IN (SELECT value FROM json_each($1)) AND day BETWEEN $2 AND $3`
+	switch group {
+	case "link_id":
+		query = `SELECT link_id, '', SUM(clicks), SUM(visitors) FROM click_days
+			WHERE link_id IN (SELECT value FROM json_each($1)) AND day BETWEEN $2 AND $3 GROUP BY link_id`
+	case "day":
+		query = `SELECT '', day, SUM(clicks), SUM(visitors) FROM click_days
+			WHERE link_id IN (SELECT value FROM json_each($1)) AND day BETWEEN $2 AND $3 GROUP BY day`
+	}
+	rows, err := tx.QueryContext(ctx, query, ids, first, last)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var d stats.LinkDay
+		if err := rows.Scan(&d.Link, &d.Day, &d.Clicks, &d.Visitors); err != nil {
+			return err
+		}
+		g.Day(d)
+	}
+	return rows.Err()
+}
+
+// analyticsKeys reads the keys of one dimension of the links' days into g.
+func analyticsKeys(ctx context.Context, tx *sql.Tx, ids, dim, first, last string, g *stats.Aggregator) error {
+	rows, err := tx.QueryContext(ctx, `SELECT link_id, day, counts FROM click_rollup
+		WHERE link_id IN (SELECT value FROM json_each($1)) AND dim = $2 AND day BETWEEN $3 AND $4`,
+		ids, dim, first, last)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var link, day string
+		var b sql.RawBytes
+		if err := rows.Scan(&link, &day, &b); err != nil {
+			return err
+		}
+		if err := eachCount(b, func(key []byte, n int64) { g.Key(link, day, key, n) }); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// workspaceAnalytics answers a query over a whole workspace from
+// click_workspace_rollup: the same numbers as stats.Aggregate over its
+// link-days, whose shares of visitors the rows hold summed.
+func (s *Store) workspaceAnalytics(ctx context.Context, q stats.AnalyticsQuery, from, to time.Time) (*stats.Analytics, error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	first, last := from.Format(dayLayout), to.Format(dayLayout)
+	type sum struct{ clicks, shares int64 }
+	// read adds up a dimension's rows: per key, and per day of key (or
+	// of every key when key is nil).
+	read := func(dim string, key *string) (byKey, byDay map[string]*sum, err error) {
+		rows, err := tx.QueryContext(ctx, `SELECT day, counts, shares FROM click_workspace_rollup
+			WHERE workspace_id = $1 AND dim = $2 AND day BETWEEN $3 AND $4`, q.WorkspaceID, dim, first, last)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer rows.Close()
+		byKey, byDay = map[string]*sum{}, map[string]*sum{}
+		counts, shares := keyCounts{}, keyCounts{}
+		for rows.Next() {
+			var day string
+			var c, sh sql.RawBytes
+			if err := rows.Scan(&day, &c, &sh); err != nil {
+				return nil, nil, err
+			}
+			clear(counts)
+			clear(shares)
+			if err := decodeCounts(counts, c); err != nil {
+				return nil, nil, err
+			}
+			if err := decodeCounts(shares, sh); err != nil {
+				return nil, nil, err
+			}
+			for k, n := range counts {
+				if key != nil && k != *key {
+					continue
+				}
+				for _, t := range []struct {
+					m  map[string]*sum
+					at string
+				}{{byKey, k}, {byDay, day}} {
+					r := t.m[t.at]
+					if r == nil {
+						r = &sum{}
+						t.m[t.at] = r
+					}
+					r.clicks += n
+					r.shares += shares[k]
+				}
+			}
+		}
+		return byKey, byDay, rows.Err()
+	}
+	a := &stats.Analytics{Rows: []stats.AnalyticsRow{}}
+	var byKey, byDay map[string]*sum
+	if q.Filter != nil {
+		if byKey, byDay, err = read(q.Filter.Dim, &q.Filter.Key); err != nil {
+			return nil, err
+		}
+		for _, r := range byKey {
+			a.TotalClicks += r.clicks
+			a.UniqueClicks += r.shares // thousandths, rounded below
+		}
+		a.UniqueClicks = stats.FromMilli(a.UniqueClicks)
+	} else {
+		var totals map[string]*sum
+		if totals, byDay, err = read(dimTotal, nil); err != nil {
+			return nil, err
+		}
+		if r := totals[""]; r != nil {
+			a.TotalClicks, a.UniqueClicks = r.clicks, stats.FromMilli(r.shares)
+		}
+		if q.GroupBy != stats.GroupDay {
+			if byKey, _, err = read(q.GroupBy, nil); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if q.GroupBy == stats.GroupDay {
+		for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
+			row := stats.AnalyticsRow{Key: d.Format(dayLayout)}
+			if r := byDay[row.Key]; r != nil {
+				row.Clicks, row.UniqueClicks = r.clicks, stats.FromMilli(r.shares)
+			}
+			a.Rows = append(a.Rows, row)
+		}
+		return a, nil
+	}
+	for k, r := range byKey {
+		if r.clicks > 0 {
+			a.Rows = append(a.Rows, stats.AnalyticsRow{Key: k, Clicks: r.clicks, UniqueClicks: stats.FromMilli(r.shares)})
+		}
+	}
+	stats.SortRows(a.Rows)
+	return a, nil
+}
