@@ -142,6 +142,8 @@ func (d *dashTab) shoot(name, path string) {
 				d.t.Errorf("%s on a phone: the header takes %.0f %% of the first screen", path, h*100)
 			}
 			d.do("open the menu", chromedp.Click(chromedp.CSS(`.menu-toggle`)))
+		} else if dashEval[bool](d, `(() => { const m = document.querySelector('.menu-toggle'); return !!m && m.getBoundingClientRect().width > 0 })()`) {
+			d.t.Errorf("%s on a %s: the phone's Menu button shows", path, vp.name)
 		}
 		// Every destination of the menu is on the screen, none hidden in a
 		// strip that scrolls sideways.
