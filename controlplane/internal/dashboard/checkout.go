@@ -17,11 +17,13 @@ func (d *Dashboard) checkout(w http.ResponseWriter, r *http.Request) {
 	priceID := r.PostFormValue("priceId")
 	if price, ok := billing.Lookup(priceID); ok && r.PostFormValue("confirm") != "downgrade" {
 		p, problem := d.usagePage(r, c)
-		if problem != nil {
+		if problem != nil && problem.Status != http.StatusForbidden {
 			d.render(w, r, problem.Status, "usage", view{Title: "Usage", Nav: "usage", Data: p, Problem: problem})
 			return
 		}
-		if cur := workspace.Plan(p.Usage.Plan); rank(price.Plan) < rank(cur) {
+		// A key that may pay but not read the usage cannot be told what a
+		// downgrade takes away: the processor's page names the plan.
+		if cur := workspace.Plan(p.Usage.Plan); problem == nil && rank(price.Plan) < rank(cur) {
 			from, to := d.offer(p, cur), d.offer(p, price.Plan)
 			p.Confirm = &downgrade{Price: price, From: from, To: to, LinksUsed: p.Usage.Links.Used,
 				OverLinkLimit: to.LinkLimit >= 0 && p.Usage.Links.Used > to.LinkLimit}

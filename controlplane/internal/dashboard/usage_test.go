@@ -86,3 +86,16 @@ func mustPlan(t *testing.T, e *env) workspace.Plan {
 	}
 	return ws.Plan
 }
+
+// A key that may change the plan but not read the usage still reaches the
+// checkout: the downgrade check needs the usage and steps aside without it.
+func TestCheckoutWithoutUsageRead(t *testing.T) {
+	e := newEnv(t)
+	_, value := e.key(t, workspace.BillingWrite)
+	b := e.browser(t)
+	b.signIn(value)
+	p := b.post("/qr", "/usage/checkout", url.Values{"priceId": {"price_business_monthly"}})
+	if loc := p.header.Get("Location"); p.status != http.StatusSeeOther || loc == "" || strings.HasPrefix(loc, "/usage") {
+		t.Fatalf("checkout with billing:write alone: %d to %q\n%s", p.status, loc, p.body)
+	}
+}
