@@ -13,21 +13,9 @@ type keyCounts map[string]int64
 
 // decodeCounts adds the encoded counts in b to into.
 func decodeCounts(into keyCounts, b []byte) error {
-	for len(b) > 0 {
-		n, w := binary.Uvarint(b)
-		if w <= 0 || n > uint64(len(b)-w) {
-			return errors.New("rollup counts: truncated key")
-		}
-		key := b[w : w+int(n)]
-		b = b[w+int(n):]
-		c, w := binary.Uvarint(b)
-		if w <= 0 {
-			return errors.New("rollup counts: truncated count")
-		}
-		b = b[w:]
-		into[string(key)] += int64(c) // no allocation when the key is there already
-	}
-	return nil
+	return eachCount(b, func(key []byte, n int64) {
+		into[string(key)] += n // no allocation when the key is there already
+	})
 }
 
 // eachCount calls fn with each key and count of the encoded counts in b;
