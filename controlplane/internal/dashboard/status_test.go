@@ -81,17 +81,28 @@ func TestLinkStatusBadges(t *testing.T) {
 }
 
 // The domains page says where to point a domain: a CNAME to the default
-// short domain's host (it said "point it at the edge" and nothing more).
+// short domain's host, an A record to its address (it said "point it at the
+// edge" and nothing more, and then a CNAME to an IP), and that a localhost
+// default serves nobody on the internet.
 func TestDomainRouteRecord(t *testing.T) {
-	e := newEnv(t, "SHORTLINK_DEFAULT_DOMAIN=sho.rt:8081")
-	_, value := e.key(t)
-	b := e.browser(t)
-	b.signIn(value)
-	wantRedirect(t, "add", b.post("/domains", "/domains", url.Values{"name": {"go.example.com"}}), "/domains")
-	p := b.get("/domains")
-	for _, want := range []string{`<dl class="dns dns-route">`, "<code>CNAME</code>", "<code>go.example.com</code>", "<code>sho.rt</code>"} {
-		if !strings.Contains(p.body, want) {
-			t.Errorf("the domains page lacks %s", want)
+	for domain, want := range map[string][]string{
+		"sho.rt:8081":      {"<code>CNAME</code>", "<code>sho.rt</code>", "<dt>Target</dt>"},
+		"203.0.113.7:8081": {"<code>A</code>", "<code>203.0.113.7</code>", "<dt>Address</dt>"},
+		"localhost:8081":   {"<code>CNAME</code>", "<code>localhost</code>", "set SHORTLINK_DEFAULT_DOMAIN"},
+	} {
+		e := newEnv(t, "SHORTLINK_DEFAULT_DOMAIN="+domain)
+		_, value := e.key(t)
+		b := e.browser(t)
+		b.signIn(value)
+		wantRedirect(t, "add", b.post("/domains", "/domains", url.Values{"name": {"go.example.com"}}), "/domains")
+		p := b.get("/domains")
+		for _, w := range append(want, `<dl class="dns dns-route">`, "<code>go.example.com</code>") {
+			if !strings.Contains(p.body, w) {
+				t.Errorf("default domain %s: the domains page lacks %s", domain, w)
+			}
+		}
+		if domain != "localhost:8081" && strings.Contains(p.body, "set SHORTLINK_DEFAULT_DOMAIN") {
+			t.Errorf("default domain %s: the page calls it unreachable", domain)
 		}
 	}
 }
