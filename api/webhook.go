@@ -1,6 +1,9 @@
 package api
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Webhook is a subscription to events; Secret is set only in the answers of
 // create and rotate-secret.
@@ -65,6 +68,9 @@ type Delivery struct {
 	ResponseStatus *int `json:"responseStatus"`
 	// ResponseTimeMs is the latest attempt's duration in milliseconds.
 	ResponseTimeMs *int `json:"responseTimeMs"`
+	// Payload is the JSON body every attempt sent ({event, timestamp,
+	// data}): its bytes are what X-Webhook-Signature signs.
+	Payload json.RawMessage `json:"payload"`
 	// ResponseBody is the first 4 KiB of the receiver's answer.
 	ResponseBody *string `json:"responseBody"`
 	// Error says why the latest attempt failed.

@@ -8,6 +8,7 @@ package e2e
 // survive a server killed in the middle of their retries.
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -515,6 +516,10 @@ func TestWebhooks(t *testing.T) {
 			d.Error == nil || d.NextAttemptAt == nil || d.LastAttemptAt == nil || d.MessageID != reqs[0].ID || d.Event != "link.created" {
 			t.Errorf("the delivery after 3 failed attempts: %s; want pending, 3 attempts, the 500 and its body, an error, a next attempt, messageId %s",
 				mustMarshal(t, d), reqs[0].ID)
+		}
+		// The delivery shows the body every attempt sent, byte for byte: what the signature signs.
+		if d := ds[0]; !bytes.Equal(d.Payload, reqs[0].Body) || !bytes.Equal(reqs[3].Body, reqs[0].Body) {
+			t.Errorf("the delivery's payload %s; the receiver got %s", d.Payload, reqs[0].Body)
 		}
 		// Editing the webhook is no success: the count stays, in the answer as in the store.
 		renamed := tg.patchWebhook(t, w.Key, h.ID, obj{"name": "flaky, renamed"})

@@ -9,6 +9,7 @@ package convert
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"time"
 
 	"shortlink.dev/api"
@@ -242,6 +243,7 @@ func Webhook(w *webhook.Webhook, withSecret bool) api.Webhook {
 func Delivery(d *webhook.Delivery) api.Delivery {
 	return api.Delivery{
 		ID: d.ID, MessageID: d.MessageID, Event: d.Event, Status: string(d.Status), Attempts: d.Attempts,
+		Payload:        json.RawMessage(d.Payload),
 		ResponseStatus: d.ResponseStatus, ResponseTimeMs: d.ResponseTimeMs, ResponseBody: d.ResponseBody, Error: d.Error,
 		CreatedAt: d.CreatedAt.UTC(), LastAttemptAt: utcOrNil(d.LastAttemptAt), NextAttemptAt: utcOrNil(d.NextAttemptAt),
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -239,6 +240,14 @@ var funcs = template.FuncMap{
 		return m
 	},
 	"join": strings.Join,
+	// prettyJSON indents JSON for reading; what is no JSON comes back as it was.
+	"prettyJSON": func(b []byte) string {
+		var out bytes.Buffer
+		if json.Indent(&out, b, "", "  ") != nil {
+			return string(b)
+		}
+		return out.String()
+	},
 }
 
 // mustParsePages parses every page with the layout.

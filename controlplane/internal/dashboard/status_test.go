@@ -1,7 +1,10 @@
 package dashboard_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"html"
 	"net/http"
 	"net/url"
 	"strings"
@@ -199,5 +202,33 @@ func TestWebhookEditAndRotate(t *testing.T) {
 	wantStatus(t, "rotate", p, http.StatusOK)
 	if !strings.Contains(p.body, `<code id="new-secret">whsec_`) {
 		t.Errorf("the rotation does not show the new secret")
+	}
+}
+
+// A delivery's payload can be read on its webhook's page: the JSON body the
+// receiver was sent, indented, beside the receiver's answer.
+func TestWebhookDeliveryPayload(t *testing.T) {
+	e := newEnv(t)
+	_, value := e.key(t)
+	var wh struct{ ID string }
+	apiJSON(t, e, value, "POST", "/webhooks", map[string]any{"name": "P", "url": "https://hooks.example.invalid/p", "events": []string{"link.created"}}, &wh)
+	var d struct {
+		ID      string
+		Payload json.RawMessage
+	}
+	apiJSON(t, e, value, "POST", "/webhooks/"+wh.ID+"/test", nil, &d)
+	var payload struct{ Event, Timestamp string }
+	if err := json.Unmarshal(d.Payload, &payload); err != nil || payload.Event != "test" || payload.Timestamp == "" {
+		t.Fatalf("the test delivery's payload %s: %v", d.Payload, err)
+	}
+	b := e.browser(t)
+	b.signIn(value)
+	p := b.get("/webhooks/" + wh.ID)
+	var indented bytes.Buffer
+	json.Indent(&indented, d.Payload, "", "  ")
+	for _, want := range []string{`<details class="payload" id="payload-` + d.ID + `">`, html.EscapeString(indented.String())} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("the webhook page lacks %s", want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -189,6 +190,9 @@ var timeType = reflect.TypeOf(time.Time{})
 
 // value checks that values of rt encode to what s allows; omitted is true
 // when an empty value of rt is left out of the object holding it.
+// rawJSONType is json.RawMessage: JSON kept as it came.
+var rawJSONType = reflect.TypeOf(json.RawMessage(nil))
+
 func (c *typeCheck) value(path string, rt reflect.Type, s *openapi3.Schema, omitted bool) {
 	c.t.Helper()
 	nullable := false
@@ -207,6 +211,11 @@ func (c *typeCheck) value(path string, rt reflect.Type, s *openapi3.Schema, omit
 		c.t.Errorf("%s: a nil pointer encodes as null, which the schema does not allow", path)
 	}
 	switch {
+	case rt == rawJSONType:
+		// A json.RawMessage is JSON as it came: the schema says which.
+		if len(types(s)) == 0 {
+			c.t.Errorf("%s: a json.RawMessage the schema gives no type", path)
+		}
 	case rt == timeType:
 		if !allows(s, "string") || s.Format != "date-time" {
 			c.t.Errorf("%s: a time.Time, the schema says %v format %q (want string, date-time)", path, types(s), s.Format)
