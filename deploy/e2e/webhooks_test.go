@@ -31,7 +31,7 @@ const fastRetries = "300ms,300ms,300ms,300ms,300ms"
 var webhookFields = []string{"id", "name", "url", "events", "isActive", "consecutiveFailures", "createdAt", "updatedAt"}
 
 // deliveryFields are the members of a delivery (CONTRACT §9, docs/api.md).
-var deliveryFields = []string{"id", "messageId", "event", "status", "attempts", "responseStatus", "responseTimeMs",
+var deliveryFields = []string{"id", "messageId", "event", "status", "attempts", "payload", "responseStatus", "responseTimeMs",
 	"responseBody", "error", "createdAt", "lastAttemptAt", "nextAttemptAt"}
 
 var (
