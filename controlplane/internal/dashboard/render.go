@@ -70,8 +70,8 @@ type view struct {
 	Undo, UndoBack string
 	// UndoLinks are the links a bulk archive's notice offers to restore.
 	UndoLinks []string
-	Problem        *apiError
-	Data           any
+	Problem   *apiError
+	Data      any
 }
 
 // Can reports whether the signed-in key holds the permission.
