@@ -68,10 +68,11 @@ type view struct {
 	// Undo is the link an "archived" notice offers to restore; UndoBack
 	// the page to come back to.
 	Undo, UndoBack string
+	Problem        *apiError
+	Data           any
+
 	// UndoLinks are the links a bulk archive's notice offers to restore.
 	UndoLinks []string
-	Problem   *apiError
-	Data      any
 }
 
 // Can reports whether the signed-in key holds the permission.
