@@ -194,6 +194,14 @@
   var typing = function (el) {
     return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
   };
+  // The "/" that focused the search is not typed into it: the key's
+  // keypress, where one comes apart from its keydown, is stopped too.
+  var slashed = false;
+  document.addEventListener('keypress', function (e) {
+    if (slashed && e.key === '/') e.preventDefault();
+    slashed = false;
+  });
+  document.addEventListener('keyup', function () { slashed = false; });
   document.addEventListener('keydown', function (e) {
     if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
     if (dialog && dialog.open) return;
@@ -204,6 +212,7 @@
       var search = document.querySelector('[data-shortcut="/"]');
       if (search) {
         e.preventDefault();
+        slashed = true;
         search.focus();
         search.select();
       } else if (document.querySelector('.nav a[href="/links"]')) {
