@@ -166,7 +166,9 @@ func TestLinksListDashboard(t *testing.T) {
 			}
 		}
 		dark(true)
-		for _, p := range []struct{ name, path string }{{"list", list}, {"form", "/links/new"}, {"edit", "/links/" + ids[1]}} {
+		for _, p := range []struct{ name, path string }{{"list", list}, {"form", "/links/new"}, {"edit", "/links/" + ids[1]},
+			{"stats", "/links/" + ids[1] + "/stats"}, {"qr", "/qr?url=" + url.QueryEscape(tg.ShortBase+"x")}, {"domains", "/domains"},
+			{"webhooks", "/webhooks"}, {"keys", "/keys"}, {"usage", "/usage"}, {"galleries", "/galleries"}} {
 			d.open(p.path)
 			bg := dashEval[[]float64](d, `(() => {
 				const c = getComputedStyle(document.body).backgroundColor.match(/[0-9.]+/g).map(Number)
@@ -180,6 +182,7 @@ func TestLinksListDashboard(t *testing.T) {
 			d.screenshot("links-list-dark-" + p.name + "-" + vp.name)
 		}
 		// The QR code stays dark on white.
+		d.open("/links/" + ids[1])
 		if !dashEval[bool](d, `(c => c === 'rgb(255, 255, 255)')(getComputedStyle(document.querySelector('.qr-figure img')).backgroundColor)`) {
 			t.Errorf("%s: the QR code is not on white in the dark", vp.name)
 		}
