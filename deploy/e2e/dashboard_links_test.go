@@ -134,8 +134,10 @@ func TestLinksListDashboard(t *testing.T) {
 		}
 		d.screenshot("links-list-search-" + vp.name)
 
-		// `/` focuses the search; `c` typed in a field is a letter; `c` opens a new link.
+		// `/` focuses the search (also from a ticked checkbox); `c` typed
+		// in a field is a letter; `c` opens a new link.
 		d.open("/links")
+		d.do("tick a link", chromedp.Click(chromedp.CSS(`.link-pick`)))
 		d.do("press /", chromedp.KeyEvent("/"))
 		if !dashEval[bool](d, `document.activeElement && document.activeElement.id === 'search' && document.activeElement.value === ''`) {
 			t.Errorf("%s: / does not focus the search, or is typed into it", vp.name)

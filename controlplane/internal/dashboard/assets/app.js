@@ -168,7 +168,7 @@
           if (bulk && nextBulk) {
             bulk.querySelectorAll('button[name=action][value=archive], button[name=action][value=restore]').forEach(function (b) { b.remove(); });
             var hint = bulk.querySelector('.bulk-hint');
-            nextBulk.querySelectorAll('button[name=action][value=archive], button[name=action][value=restore]').forEach(function (b) {
+            Array.from(nextBulk.querySelectorAll('button[name=action][value=archive], button[name=action][value=restore]')).reverse().forEach(function (b) {
               hint.after(document.importNode(b, true));
             });
           }
@@ -191,8 +191,12 @@
 
   // Keyboard shortcuts: c a new link, / the search, ? the list of them.
   var dialog = document.getElementById('shortcuts');
+  // Typing: in a text field, a text area or a select (its type-ahead); a
+  // ticked checkbox or a pressed button is not.
   var typing = function (el) {
-    return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+    if (!el) return false;
+    if (el.tagName === 'INPUT') return !/^(checkbox|radio|button|submit|reset|range|color|file)$/.test(el.type);
+    return el.isContentEditable || /^(TEXTAREA|SELECT)$/.test(el.tagName);
   };
   // The "/" that focused the search is not typed into it: the key's
   // keypress, where one comes apart from its keydown, is stopped too.
