@@ -189,6 +189,37 @@ func TestLinksListDashboard(t *testing.T) {
 			t.Errorf("%s: the QR code is not on white in the dark", vp.name)
 		}
 		dark(false)
+
+		// Without a script: the Apply button and the bar are there, and the
+		// ticked links are archived by the form alone; Undo is a form too.
+		noScript := func(off bool) {
+			if _, err := chromedp.Call(d.tab, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: off}); err != nil {
+				t.Fatalf("scripts disabled %v: %v", off, err)
+			}
+		}
+		noScript(true)
+		d.open(list)
+		if dashEval[bool](d, `document.documentElement.classList.contains('js')`) {
+			t.Fatalf("%s: the script ran with scripts disabled", vp.name)
+		}
+		if !dashEval[bool](d, `document.querySelector('.filters-apply').getBoundingClientRect().width > 20 && document.getElementById('bulk').getBoundingClientRect().height > 0`) {
+			t.Errorf("%s: without a script, the Apply button or the bulk bar is missing", vp.name)
+		}
+		d.screenshot("links-list-noscript-" + vp.name)
+		d.do("tick two links", chromedp.Click(chromedp.CSS(`#link-`+ids[0]+` .link-pick`)), chromedp.Click(chromedp.CSS(`#link-`+ids[2]+` .link-pick`)))
+		d.do("archive the ticked", chromedp.Click(chromedp.CSS(`#bulk button[value=archive]`)))
+		d.awaitPage("done=bulkarchived")
+		for _, id := range []string{ids[0], ids[2]} {
+			if l := tg.getLink(t, w.Key, id); !l.IsArchived {
+				t.Errorf("%s: without a script, link %s not archived", vp.name, id)
+			}
+		}
+		d.do("undo", chromedp.Click(chromedp.CSS(`.notice .undo button`)))
+		d.awaitPage("done=bulkrestored")
+		if l := tg.getLink(t, w.Key, ids[0]); l.IsArchived {
+			t.Errorf("%s: without a script, Undo did not restore", vp.name)
+		}
+		noScript(false)
 	}
 }
 
