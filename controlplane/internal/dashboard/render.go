@@ -275,7 +275,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 		if text, undo, ok := bulkNotice(q); ok { // linkslist.go
 			v.Notice, v.UndoLinks = text, undo
 		}
-		if q.Get("done") == "archived" && undoRE.MatchString(q.Get("undo")) || len(v.UndoLinks) > 0 {
+		if (q.Get("done") == "archived" && undoRE.MatchString(q.Get("undo"))) || len(v.UndoLinks) > 0 {
 			if len(v.UndoLinks) == 0 {
 				v.Undo = q.Get("undo")
 			}
