@@ -30,6 +30,18 @@ func TestLinksListDashboard(t *testing.T) {
 	tg := newTarget(t)
 	w := tg.NewWorkspace(t, "pro")
 	tg.API(t, w.Key, "POST", "/domains", obj{"name": "go.links-list.example"}).wantSuccess(t, 201)
+	// The API's bulk change, checked against the OpenAPI description by
+	// the harness: its answer, a refusal and another workspace's link.
+	a := tg.createLink(t, w.Key, obj{"destinationUrl": "https://example.com/api-bulk"})
+	r := tg.API(t, w.Key, "PATCH", "/links/bulk", obj{"linkIds": []string{a.ID}, "addTags": []string{"api"}}).wantSuccess(t, 200)
+	var changed []Link
+	r.Data(t, &changed)
+	if len(changed) != 1 || changed[0].ID != a.ID || !slices.Equal(changed[0].Tags, []string{"api"}) {
+		t.Errorf("PATCH /links/bulk answered %+v", changed)
+	}
+	tg.API(t, w.Key, "PATCH", "/links/bulk", obj{"linkIds": []string{a.ID}}).wantError(t, 400, "VALIDATION_ERROR")
+	other := tg.NewWorkspace(t, "pro")
+	tg.API(t, other.Key, "PATCH", "/links/bulk", obj{"linkIds": []string{a.ID}, "isArchived": true}).wantError(t, 404, "NOT_FOUND")
 	defaultDomain := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(tg.ShortBase, "http://"), "https://"), "/")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
