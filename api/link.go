@@ -148,6 +148,19 @@ type LinkUpdate struct {
 	IsArchived Field[bool] `json:"isArchived,omitzero"`
 }
 
+// LinkBulkUpdate is the body of PATCH /links/bulk: a change made to each of
+// 1–100 links of the workspace, all or none.
+type LinkBulkUpdate struct {
+	// LinkIDs are the links to change.
+	LinkIDs []string `json:"linkIds"`
+	// IsArchived archives (true) or restores (false) each link.
+	IsArchived Field[bool] `json:"isArchived,omitzero"`
+	// AddTags are added to each link's tags.
+	AddTags []string `json:"addTags,omitempty"`
+	// RemoveTags are taken out of each link's tags.
+	RemoveTags []string `json:"removeTags,omitempty"`
+}
+
 // Stats are a link's human clicks over a range of days (GET
 // /links/{id}/stats); every breakdown lists the most clicks first.
 type Stats struct {

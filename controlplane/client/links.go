@@ -80,6 +80,17 @@ func (c *Client) DeleteLink(ctx context.Context, id string) error {
 	return c.do(ctx, call{method: http.MethodDelete, path: path("links", id)})
 }
 
+// LinkBulkUpdate is a change made to each of 1–100 links.
+type LinkBulkUpdate = api.LinkBulkUpdate
+
+// UpdateLinksBulk archives or restores 1–100 links, or adds or removes
+// tags on them, all or none (links:write); it returns the links in the
+// order of u.LinkIDs.
+func (c *Client) UpdateLinksBulk(ctx context.Context, u LinkBulkUpdate) ([]Link, error) {
+	var out []Link
+	return out, c.do(ctx, call{method: http.MethodPatch, path: "/links/bulk", body: u, data: &out})
+}
+
 // BulkResult is the outcome of one item of CreateLinksBulk: the link, or
 // the item's error.
 type BulkResult struct {

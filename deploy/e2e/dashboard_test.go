@@ -26,6 +26,7 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // dashTab drives one browser tab on the dashboard.
@@ -597,7 +598,7 @@ func TestDashboard(t *testing.T) {
 	tg.API(t, w.Key, "POST", "/links/bulk", bulk).wantSuccess(t, http.StatusOK)
 	d.open("/links")
 	d.set("#tag", "paged")
-	d.do("filter by tag", chromedp.Click(chromedp.CSS(`form.filters button[type=submit]`)))
+	d.do("filter by tag", chromedp.SendKeys(chromedp.CSS(`#tag`), kb.Enter))
 	d.awaitPage("tag=paged")
 	if got := d.text("main h1 + p"); !strings.Contains(got, "21 links") || !strings.Contains(got, "tagged paged") {
 		t.Errorf("the tag filter says %q, want 21 links tagged paged", got)
@@ -612,14 +613,14 @@ func TestDashboard(t *testing.T) {
 	}
 	d.open("/links")
 	d.set("#search", slug+"-p07")
-	d.do("search", chromedp.Click(chromedp.CSS(`form.filters button[type=submit]`)))
+	d.do("search", chromedp.SendKeys(chromedp.CSS(`#search`), kb.Enter))
 	d.awaitPage("search=")
 	if rows := dashEval[[]string](d, `[...document.querySelectorAll('li.link-row .short')].map(a => a.textContent)`); len(rows) != 1 || !strings.HasSuffix(rows[0], slug+"-p07") {
 		t.Errorf("searching %s-p07 lists %v", slug, rows)
 	}
 	d.open("/links")
 	d.pick("#sort", "clicks")
-	d.do("sort by clicks", chromedp.Click(chromedp.CSS(`form.filters button[type=submit]`)))
+	d.do("sort by clicks", chromedp.SendKeys(chromedp.CSS(`#search`), kb.Enter))
 	d.awaitPage("sort=clicks")
 	if first := d.text("li.link-row .short"); !strings.HasSuffix(first, "/"+slug) {
 		t.Errorf("sorted by clicks, the first link is %q, want the clicked %s", first, slug)
@@ -642,7 +643,7 @@ func TestDashboard(t *testing.T) {
 	d.open("/links")
 	d.set("#search", slug+"-p03")
 	d.pick("#archived", "only")
-	d.do("show archived", chromedp.Click(chromedp.CSS(`form.filters button[type=submit]`)))
+	d.do("show archived", chromedp.SendKeys(chromedp.CSS(`#search`), kb.Enter))
 	d.awaitPage("archived=only")
 	d.do("restore", chromedp.Click(chromedp.CSS(`li.link-row form[action$="/restore"] button`)))
 	d.await("the restored link gone from the archived list", `document.readyState === 'complete' && !location.href.includes('/restore') && document.querySelectorAll('li.link-row form[action$="/restore"]').length === 0`)

@@ -86,6 +86,10 @@ type Store interface {
 	// UpdateLink replaces the stored link with l (matched by workspace and id).
 	// When l moves from archived to active, the same limit as CreateLink holds.
 	UpdateLink(ctx context.Context, l *Link, maxActive int) error
+	// UpdateLinks writes every link of ls as UpdateLink does, in one
+	// transaction: all of them, or (on the first error, which it returns)
+	// none.
+	UpdateLinks(ctx context.Context, ls []*Link, maxActive int) error
 	// ListLinks returns one page of links and the total number that match.
 	ListLinks(ctx context.Context, f Filter) ([]*Link, int, error)
 	// ResolveLink returns the link with the slug on the domain, archived or not,

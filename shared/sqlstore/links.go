@@ -86,47 +86,64 @@ func (s *Store) CreateLink(ctx context.Context, l *link.Link, maxActive int) err
 // which only the click pipeline writes, as they are, and the clicks charged
 // against clickLimit: a changed limit counts them (see limitShards).
 func (s *Store) UpdateLink(ctx context.Context, l *link.Link, maxActive int) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error { return s.updateLink(ctx, tx, l, maxActive) })
+	return linkWriteError("update link", err)
+}
+
+// UpdateLinks implements link.Store: every link as UpdateLink writes it,
+// all in one transaction.
+func (s *Store) UpdateLinks(ctx context.Context, ls []*link.Link, maxActive int) error {
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var archived bool
-		err := tx.QueryRowContext(ctx, `SELECT is_archived FROM links WHERE id = $1 AND workspace_id = $2`,
-			l.ID, l.WorkspaceID).Scan(&archived)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fault.NotFoundf("link")
-		}
-		if err != nil {
-			return err
-		}
-		if archived && !l.IsArchived {
-			if err := s.checkLinkLimit(ctx, tx, l.WorkspaceID, maxActive); err != nil {
+		for _, l := range ls {
+			if err := s.updateLink(ctx, tx, l, maxActive); err != nil {
 				return err
 			}
 		}
-		tags, geo, device, err := encodeLinkJSON(l)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE links SET domain = $3, slug = $4, destination_url = $5,
-			title = $6, description = $7, tags = $8, password_hash = $9, expires_at = $10, expired_url = $11,
-			click_limit = $12, geo_targets = $13, device_targets = $14, ios_url = $15, android_url = $16,
-			utm_source = $17, utm_medium = $18, utm_campaign = $19, utm_term = $20, utm_content = $21,
-			is_archived = $22, updated_at = $23
-			WHERE id = $1 AND workspace_id = $2`,
-			l.ID, l.WorkspaceID, l.Domain, l.Slug, l.DestinationURL, nullString(l.Title), nullString(l.Description),
-			tags, l.PasswordHash, nullMicros(l.ExpiresAt), nullString(l.ExpiredURL), nullInt(l.ClickLimit), geo, device,
-			nullString(l.IOSURL), nullString(l.AndroidURL), nullString(l.UTM.Source), nullString(l.UTM.Medium),
-			nullString(l.UTM.Campaign), nullString(l.UTM.Term), nullString(l.UTM.Content), l.IsArchived, micros(l.UpdatedAt),
-		); err != nil {
-			return err
-		}
-		if err := s.syncClickLimit(ctx, tx, l.ID, l.ClickLimit); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM link_tags WHERE link_id = $1`, l.ID); err != nil {
-			return err
-		}
-		return writeTags(ctx, tx, l.ID, l.Tags)
+		return nil
 	})
-	return linkWriteError("update link", err)
+	return linkWriteError("update links", err)
+}
+
+// updateLink writes l within tx (UpdateLink).
+func (s *Store) updateLink(ctx context.Context, tx *sql.Tx, l *link.Link, maxActive int) error {
+	var archived bool
+	err := tx.QueryRowContext(ctx, `SELECT is_archived FROM links WHERE id = $1 AND workspace_id = $2`,
+		l.ID, l.WorkspaceID).Scan(&archived)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fault.NotFoundf("link")
+	}
+	if err != nil {
+		return err
+	}
+	if archived && !l.IsArchived {
+		if err := s.checkLinkLimit(ctx, tx, l.WorkspaceID, maxActive); err != nil {
+			return err
+		}
+	}
+	tags, geo, device, err := encodeLinkJSON(l)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE links SET domain = $3, slug = $4, destination_url = $5,
+		title = $6, description = $7, tags = $8, password_hash = $9, expires_at = $10, expired_url = $11,
+		click_limit = $12, geo_targets = $13, device_targets = $14, ios_url = $15, android_url = $16,
+		utm_source = $17, utm_medium = $18, utm_campaign = $19, utm_term = $20, utm_content = $21,
+		is_archived = $22, updated_at = $23
+		WHERE id = $1 AND workspace_id = $2`,
+		l.ID, l.WorkspaceID, l.Domain, l.Slug, l.DestinationURL, nullString(l.Title), nullString(l.Description),
+		tags, l.PasswordHash, nullMicros(l.ExpiresAt), nullString(l.ExpiredURL), nullInt(l.ClickLimit), geo, device,
+		nullString(l.IOSURL), nullString(l.AndroidURL), nullString(l.UTM.Source), nullString(l.UTM.Medium),
+		nullString(l.UTM.Campaign), nullString(l.UTM.Term), nullString(l.UTM.Content), l.IsArchived, micros(l.UpdatedAt),
+	); err != nil {
+		return err
+	}
+	if err := s.syncClickLimit(ctx, tx, l.ID, l.ClickLimit); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM link_tags WHERE link_id = $1`, l.ID); err != nil {
+		return err
+	}
+	return writeTags(ctx, tx, l.ID, l.Tags)
 }
 
 // checkLinkLimit fails with LIMIT_REACHED when the workspace has maxActive

@@ -302,6 +302,54 @@ func Links(t *testing.T, open func(t *testing.T) Stores) {
 		wantActive(t, s, ws.ID, 2)
 	})
 
+	t.Run("OKUpdateLinks", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		a := MustCreateLink(t, s, NewLink(ws.ID, dom, "bulk-a"), -1)
+		b := MustCreateLink(t, s, NewLink(ws.ID, dom, "bulk-b"), -1)
+
+		ea, eb := *a, *b
+		ea.IsArchived, ea.Tags, ea.UpdatedAt = true, []string{"spring"}, at(5)
+		eb.IsArchived, eb.Tags, eb.UpdatedAt = true, []string{"spring", "x"}, at(5)
+		if err := s.UpdateLinks(ctx, []*link.Link{&ea, &eb}, -1); err != nil {
+			t.Fatalf("update links: %v", err)
+		}
+		wantLink(t, "first link", MustGetLink(t, s, ws.ID, a.ID), &ea)
+		wantLink(t, "second link", MustGetLink(t, s, ws.ID, b.ID), &eb)
+		if _, total := MustListLinks(t, s, link.Filter{WorkspaceID: ws.ID, Tag: "spring", Archived: true, Limit: 10}); total != 2 {
+			t.Errorf("links tagged spring: got %d, want 2", total)
+		}
+	})
+
+	t.Run("UpdateLinksAllOrNothing", func(t *testing.T) {
+		s := open(t)
+		ws, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		a := MustCreateLink(t, s, NewLink(ws.ID, dom, "all-a"), -1)
+		theirs := MustCreateLink(t, s, NewLink(other.ID, dom, "all-theirs"), -1)
+
+		// The second link is another workspace's: nothing is written.
+		ea, hijack := *a, *theirs
+		ea.Title, ea.UpdatedAt = ptr("changed"), at(7)
+		hijack.WorkspaceID, hijack.IsArchived = ws.ID, true
+		wantCode(t, s.UpdateLinks(ctx, []*link.Link{&ea, &hijack}, -1), fault.NotFound, "update with another workspace's link")
+		wantLink(t, "own link after the failed batch", MustGetLink(t, s, ws.ID, a.ID), a)
+		wantLink(t, "their link after the failed batch", MustGetLink(t, s, other.ID, theirs.ID), theirs)
+
+		// Restoring two links where the plan allows one more: neither is restored.
+		b := MustCreateLink(t, s, NewLink(ws.ID, dom, "all-b"), -1)
+		for _, l := range []*link.Link{a, b} {
+			l.IsArchived = true
+			MustUpdateLink(t, s, l, -1)
+		}
+		ra, rb := *a, *b
+		ra.IsArchived, rb.IsArchived = false, false
+		wantCode(t, s.UpdateLinks(ctx, []*link.Link{&ra, &rb}, 1), fault.LimitReached, "restore two at a limit of one")
+		wantActive(t, s, ws.ID, 0)
+		wantLink(t, "first link after the failed restore", MustGetLink(t, s, ws.ID, a.ID), a)
+	})
+
 	t.Run("ListLinks", func(t *testing.T) { listLinks(t, open) })
 
 	t.Run("OKResolveArchived", func(t *testing.T) {

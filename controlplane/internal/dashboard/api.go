@@ -110,8 +110,10 @@ const maxPage = 1_000_000
 
 // pageOf is the request's ?page= (1 when absent). A value that is no page
 // number is refused as the API refuses it: the typed client cannot send it.
-func pageOf(r *http.Request) (int, *apiError) {
-	v := r.URL.Query().Get("page")
+func pageOf(r *http.Request) (int, *apiError) { return pageNumber(r.URL.Query().Get("page")) }
+
+// pageNumber is pageOf of the query's value v.
+func pageNumber(v string) (int, *apiError) {
 	if v == "" {
 		return 1, nil
 	}

@@ -110,6 +110,7 @@ func (d *Dashboard) routes() chi.Router {
 
 		r.Get("/links", d.listLinks)
 		r.Get("/links/new", d.newLink)
+		r.Post("/links/bulk-action", d.bulkAction) // linkslist.go
 		r.Post("/links/new", d.createLink)
 		r.Get("/links/{id}", d.editLink)
 		r.Post("/links/{id}", d.updateLink)

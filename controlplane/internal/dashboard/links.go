@@ -22,41 +22,88 @@ type linkList struct {
 	Meta   client.Meta
 	Search string
 	Tag    string
+	Domain string
 	Sort   string
 	// Show is the archived query: "" the active links, "true" every link,
 	// "only" the archived ones.
 	Show  string
 	Pages []int
+	// Domains are the choices of the domain filter.
+	Domains []string
+	// Checked are the links ticked for a bulk action, and BulkTag its tag:
+	// kept when the action was refused.
+	Checked map[string]bool
+	BulkTag string
 }
 
 // Archived reports whether the page lists the archived links alone.
 func (l *linkList) Archived() bool { return l.Show == "only" }
 
+// Filtered reports whether a filter narrows the list.
+func (l *linkList) Filtered() bool { return l.Search != "" || l.Tag != "" || l.Domain != "" }
+
+// Back is the page's own address, for the forms that come back to it.
+func (l *linkList) Back() string {
+	q := url.Values{}
+	for k, v := range map[string]string{"search": l.Search, "tag": l.Tag, "domain": l.Domain, "sort": l.Sort, "archived": l.Show} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if l.Meta.Page > 1 {
+		q.Set("page", strconv.Itoa(l.Meta.Page))
+	}
+	if len(q) == 0 {
+		return "/links"
+	}
+	return "/links?" + q.Encode()
+}
+
+// PageIDs are the ids of the links on the page, for "select all".
+func (l *linkList) PageIDs() []string {
+	ids := make([]string, len(l.Links))
+	for i, k := range l.Links {
+		ids[i] = k.ID
+	}
+	return ids
+}
+
 func (d *Dashboard) listLinks(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	data := linkList{Search: q.Get("search"), Tag: q.Get("tag"), Sort: q.Get("sort"), Show: q.Get("archived")}
+	d.renderLinks(w, r, r.URL.Query(), nil, nil, nil)
+}
+
+// renderLinks renders the links page that the query q asks for, with a
+// problem of a bulk action (and its selection: checked, tags) if any.
+func (d *Dashboard) renderLinks(w http.ResponseWriter, r *http.Request, q url.Values, problem *apiError, checked map[string]bool, tags []string) {
+	data := linkList{Search: q.Get("search"), Tag: q.Get("tag"), Domain: q.Get("domain"), Sort: q.Get("sort"),
+		Show: q.Get("archived"), Checked: checked, BulkTag: strings.Join(tags, ", ")}
 	if data.Show != "true" && data.Show != "only" {
 		data.Show = ""
 	}
-	v := view{Title: "Links", Nav: "links", Data: &data}
-	page, problem := pageOf(r)
-	if problem == nil {
+	data.Domains = d.domainChoices(r, data.Domain)
+	v := view{Title: "Links", Nav: "links", Data: &data, Problem: problem}
+	status := http.StatusOK
+	if problem != nil {
+		status = problem.Status
+	}
+	page, pageProblem := pageNumber(q.Get("page"))
+	if pageProblem == nil {
 		var err error
 		data.Links, data.Meta, err = d.api(r).ListLinks(r.Context(), client.ListLinksOptions{Page: client.Page{Page: page, PerPage: 20},
-			Search: data.Search, Tag: data.Tag, Sort: data.Sort,
+			Search: data.Search, Tag: data.Tag, Domain: data.Domain, Sort: data.Sort,
 			Archived: data.Show == "true", OnlyArchived: data.Archived()})
-		problem = problemOf(err)
+		pageProblem = problemOf(err)
 	}
-	if problem != nil {
-		v.Problem = problem
-		d.render(w, r, problem.Status, "links", v)
+	if pageProblem != nil {
+		v.Problem = pageProblem
+		d.render(w, r, pageProblem.Status, "links", v)
 		return
 	}
 	pages := (data.Meta.Total + data.Meta.PerPage - 1) / max(data.Meta.PerPage, 1)
 	for i := 1; i <= pages && i <= 50; i++ {
 		data.Pages = append(data.Pages, i)
 	}
-	d.render(w, r, http.StatusOK, "links", v)
+	d.render(w, r, status, "links", v)
 }
 
 // linkForm is a link's form: every option of the API, as typed.

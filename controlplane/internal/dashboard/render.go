@@ -71,6 +71,9 @@ type view struct {
 	Undo, UndoBack string
 	Problem        *apiError
 	Data           any
+
+	// UndoLinks are the links a bulk archive's notice offers to restore.
+	UndoLinks []string
 }
 
 // Can reports whether the signed-in key holds the permission.
@@ -278,10 +281,17 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 		q := r.URL.Query()
 		n := notices[q.Get("done")]
 		v.Notice, v.NoticeFailed = n.text, n.failed
-		if q.Get("done") == "archived" && undoRE.MatchString(q.Get("undo")) {
-			v.Undo, v.UndoBack = q.Get("undo"), r.URL.Path
+		if text, undo, ok := bulkNotice(q); ok { // linkslist.go
+			v.Notice, v.UndoLinks = text, undo
+		}
+		if (q.Get("done") == "archived" && undoRE.MatchString(q.Get("undo"))) || len(v.UndoLinks) > 0 {
+			if len(v.UndoLinks) == 0 {
+				v.Undo = q.Get("undo")
+			}
+			v.UndoBack = r.URL.Path
 			q.Del("done")
 			q.Del("undo")
+			q.Del("n")
 			if len(q) > 0 {
 				v.UndoBack += "?" + q.Encode()
 			}

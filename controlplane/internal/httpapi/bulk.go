@@ -83,3 +83,25 @@ func (a *API) bulkError(r *http.Request, item int, err error) api.BulkItem {
 	}
 	return api.BulkItem{Error: &api.Error{Code: string(e.Code), Message: e.Message, Details: details}}
 }
+
+// updateLinksBulk answers PATCH /links/bulk (docs/api.md, "Bulk link
+// changes"): archive or restore 1–100 of the workspace's links, add tags to
+// them or remove tags, all in one transaction. The answer is 200 with the
+// links, in the order of linkIds; any error changes none of them.
+func (a *API) updateLinksBulk(w http.ResponseWriter, r *http.Request) {
+	var in links.BulkUpdate
+	if err := decodeJSON(r, &in); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	list, err := a.links.UpdateMany(r.Context(), principalOf(r.Context()).Workspace, in)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	out := make([]api.Link, len(list))
+	for i, l := range list {
+		out[i] = a.linkJSON(l)
+	}
+	writeData(w, http.StatusOK, out)
+}

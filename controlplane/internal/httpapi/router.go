@@ -156,7 +156,8 @@ func (a *API) routes() chi.Router {
 		r.MethodNotAllowed(methodNotAllowed(a))
 
 		r.With(a.need(workspace.LinksWrite)).Post("/links", a.createLink)
-		r.With(a.need(workspace.LinksWrite)).Post("/links/bulk", a.createLinksBulk) // bulk.go
+		r.With(a.need(workspace.LinksWrite)).Post("/links/bulk", a.createLinksBulk)  // bulk.go
+		r.With(a.need(workspace.LinksWrite)).Patch("/links/bulk", a.updateLinksBulk) // bulk.go
 		r.With(a.need(workspace.LinksRead)).Get("/links", a.listLinks)
 		r.With(a.need(workspace.LinksRead)).Get("/links/{id}", a.getLink)
 		r.With(a.need(workspace.LinksWrite)).Patch("/links/{id}", a.updateLink)

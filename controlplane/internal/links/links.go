@@ -269,7 +269,7 @@ func (s *Service) apply(ctx context.Context, l *link.Link, in *Input, creating b
 	patch.SetText(&l.Description, in.Description, link.MaxDescLen, "description", &fe)
 
 	if in.Tags.Set {
-		l.Tags = cleanTags(in.Tags.V, &fe)
+		l.Tags = cleanTags(in.Tags.V, "tags", &fe)
 	}
 
 	if in.Password.Set {
@@ -388,18 +388,19 @@ func countryHint(k string) string {
 	return ": no country has that code"
 }
 
-// cleanTags trims tags, drops duplicates and checks their number and length.
-func cleanTags(in []string, fe *fault.FieldErrors) []string {
+// cleanTags trims tags, drops duplicates and checks their number and
+// length; a problem is an error of the field name.
+func cleanTags(in []string, name string, fe *fault.FieldErrors) []string {
 	out := []string{}
 	seen := map[string]bool{}
 	for _, t := range in {
 		t = strings.TrimSpace(t)
 		switch {
 		case t == "":
-			fe.Add(fault.Validation, "tags", "must not contain empty tags")
+			fe.Add(fault.Validation, name, "must not contain empty tags")
 			return nil
 		case utf8.RuneCountInString(t) > link.MaxTagLen || !utf8.ValidString(t):
-			fe.Add(fault.Validation, "tags", fmt.Sprintf("each tag must be valid text of at most %d characters", link.MaxTagLen))
+			fe.Add(fault.Validation, name, fmt.Sprintf("each tag must be valid text of at most %d characters", link.MaxTagLen))
 			return nil
 		case !seen[t]:
 			seen[t] = true
@@ -407,7 +408,7 @@ func cleanTags(in []string, fe *fault.FieldErrors) []string {
 		}
 	}
 	if len(out) > link.MaxTags {
-		fe.Add(fault.Validation, "tags", fmt.Sprintf("must have at most %d tags", link.MaxTags))
+		fe.Add(fault.Validation, name, fmt.Sprintf("must have at most %d tags", link.MaxTags))
 		return nil
 	}
 	return out

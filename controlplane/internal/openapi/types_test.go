@@ -28,6 +28,7 @@ var wireSchemas = []struct {
 	{"Link", api.Link{}},
 	{"LinkInput", api.LinkInput{}},
 	{"LinkUpdate", api.LinkUpdate{}},
+	{"LinkBulkUpdate", api.LinkBulkUpdate{}},
 	{"LinkStats", api.Stats{}},
 	{"Analytics", api.Analytics{}},
 	{"APIKey", api.APIKey{}},

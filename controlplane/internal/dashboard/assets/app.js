@@ -104,3 +104,135 @@
     list.addEventListener('dragend', function () { if (dragged) dragged.classList.remove('dragging'); dragged = null; clear(); });
   }
 })();
+
+/* == linkslist: bulk selection, instant filters, keyboard shortcuts == */
+(function () {
+  'use strict';
+  var bulk = document.getElementById('bulk');
+
+  // Bulk bar: shown while links are ticked, with their number; "select
+  // all" ticks every link of the page (and says so when some are).
+  var picks = function () { return document.querySelectorAll('input.link-pick'); };
+  var syncBulk = function () {
+    if (!bulk) return;
+    var all = document.querySelector('input.bulk-all'), n = 0, boxes = picks();
+    boxes.forEach(function (c) {
+      if (c.checked) n++;
+      var row = c.closest('.link-row');
+      if (row) row.classList.toggle('picked', c.checked);
+    });
+    bulk.querySelector('.bulk-n').textContent = String(n);
+    bulk.classList.toggle('bulk-on', n > 0);
+    if (all) {
+      all.checked = n > 0 && n === boxes.length;
+      all.indeterminate = n > 0 && n < boxes.length;
+    }
+  };
+  if (bulk) {
+    document.documentElement.classList.add('js-bulk');
+    bulk.hidden = false;
+    document.addEventListener('change', function (e) {
+      if (e.target.matches('input.bulk-all')) picks().forEach(function (c) { c.checked = e.target.checked; });
+      if (e.target.matches('input.bulk-all, input.link-pick')) syncBulk();
+    });
+    syncBulk();
+  }
+
+  // Filters apply at once: a changed select at once, typed text after a
+  // pause. The list is fetched and swapped in place (focus and what is
+  // being typed stay), and the address follows, so that it can be shared.
+  var filters = document.querySelector('form[data-instant]');
+  if (filters && window.fetch && window.DOMParser && window.history) {
+    document.documentElement.classList.add('js-instant');
+    var timer = null, seq = 0;
+    var apply = function () {
+      clearTimeout(timer);
+      var q = new URLSearchParams(new FormData(filters));
+      Array.from(q.keys()).forEach(function (k) { if (!q.get(k)) q.delete(k); });
+      var s = q.toString(), url = filters.getAttribute('action') + (s ? '?' + s : '');
+      var mine = ++seq;
+      filters.setAttribute('aria-busy', 'true');
+      fetch(url, {credentials: 'same-origin', headers: {'Accept': 'text/html'}})
+        .then(function (r) { return r.text(); })
+        .then(function (html) {
+          if (mine !== seq) return;
+          var doc = new DOMParser().parseFromString(html, 'text/html');
+          ['links-results', 'links-summary'].forEach(function (id) {
+            var now = document.getElementById(id), next = doc.getElementById(id);
+            if (now && next) now.replaceWith(document.importNode(next, true));
+          });
+          var back = doc.querySelector('#bulk input[name=back]'), mineBack = bulk && bulk.querySelector('input[name=back]');
+          if (back && mineBack) mineBack.value = back.value;
+          // The bulk bar's actions follow "Show" (Archive, Restore).
+          var nextBulk = doc.getElementById('bulk');
+          if (bulk && nextBulk) {
+            bulk.querySelectorAll('button[name=action][value=archive], button[name=action][value=restore]').forEach(function (b) { b.remove(); });
+            var hint = bulk.querySelector('.bulk-hint');
+            Array.from(nextBulk.querySelectorAll('button[name=action][value=archive], button[name=action][value=restore]')).reverse().forEach(function (b) {
+              hint.after(document.importNode(b, true));
+            });
+          }
+          history.replaceState(null, '', url);
+          filters.removeAttribute('aria-busy');
+          syncBulk();
+        })
+        .catch(function () { filters.submit(); });
+    };
+    filters.addEventListener('change', function (e) {
+      if (e.target.matches('select')) apply();
+    });
+    filters.addEventListener('input', function (e) {
+      if (!e.target.matches('input')) return;
+      clearTimeout(timer);
+      timer = setTimeout(apply, 300);
+    });
+    filters.addEventListener('submit', function (e) { e.preventDefault(); apply(); });
+  }
+
+  // Keyboard shortcuts: c a new link, / the search, ? the list of them.
+  var dialog = document.getElementById('shortcuts');
+  // Typing: in a text field, a text area or a select (its type-ahead); a
+  // ticked checkbox or a pressed button is not.
+  var typing = function (el) {
+    if (!el) return false;
+    if (el.tagName === 'INPUT') return !/^(checkbox|radio|button|submit|reset|range|color|file)$/.test(el.type);
+    return el.isContentEditable || /^(TEXTAREA|SELECT)$/.test(el.tagName);
+  };
+  // The "/" that focused the search is not typed into it: the key's
+  // keypress, where one comes apart from its keydown, is stopped too.
+  var slashed = false;
+  document.addEventListener('keypress', function (e) {
+    if (slashed && e.key === '/') e.preventDefault();
+    slashed = false;
+  });
+  document.addEventListener('keyup', function () { slashed = false; });
+  document.addEventListener('keydown', function (e) {
+    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
+    if (dialog && dialog.open) return;
+    if (e.key === 'c' && document.body.dataset.newLink) {
+      e.preventDefault();
+      location.href = document.body.dataset.newLink;
+    } else if (e.key === '/') {
+      var search = document.querySelector('[data-shortcut="/"]');
+      if (search) {
+        e.preventDefault();
+        slashed = true;
+        search.focus();
+        search.select();
+      } else if (document.querySelector('.nav a[href="/links"]')) {
+        e.preventDefault();
+        location.href = '/links#search';
+      }
+    } else if (e.key === '?' && dialog && dialog.showModal) {
+      e.preventDefault();
+      dialog.showModal();
+    }
+  });
+  if (dialog) dialog.addEventListener('click', function (e) {
+    if (e.target === dialog || e.target.closest('[data-close-dialog]')) dialog.close();
+  });
+  if (location.hash === '#search') {
+    var s = document.querySelector('[data-shortcut="/"]');
+    if (s) s.focus();
+  }
+})();
