@@ -156,15 +156,15 @@ func checkLogoDrawn(t *testing.T, data []byte, o Options) {
 
 // TestQRLogoPadShare checks the pad's bounds at every version: at most a
 // tenth of the symbol's area, centred, clear of the finder, timing and
-// format patterns (rows and columns 0 to 8 and the last 8).
+// format patterns (rows and columns 0 to 8 and the last 9).
 func TestQRLogoPadShare(t *testing.T) {
 	for v := 1; v <= 40; v++ {
 		n := 17 + 4*v
 		p := logoPad(n)
-		if p.Dx() != p.Dy() || p.Dx()%2 == 0 || p.Dx() < 5 {
-			t.Fatalf("version %d: pad %v, want an odd square of at least 5", v, p)
+		if p.Dx() != p.Dy() || p.Dx()%2 == 0 || p.Dx() < 3 {
+			t.Fatalf("version %d: pad %v, want an odd square of at least 3", v, p)
 		}
-		if p.Min.X < 8 || p.Max.X > n-8 || p.Min.X+p.Max.X != n {
+		if p.Min.X < 9 || p.Max.X > n-9 || p.Min.X+p.Max.X != n {
 			t.Errorf("version %d (%d modules): pad %v is not centred clear of the patterns", v, n, p)
 		}
 		if share := float64(p.Dx()*p.Dx()) / float64(n*n); share > 0.1 {

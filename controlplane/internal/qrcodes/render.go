@@ -222,14 +222,14 @@ const padShare = 0.30
 
 // logoPad is the square of modules, centred in a symbol of n modules a side,
 // that a logo clears: an odd number of modules so that it is centred on the
-// middle module, and never reaching row or column 8, so that the finder,
-// timing and format patterns stay whole.
+// middle module, and never reaching rows or columns 0 to 8 of either side,
+// so that the finder, separator, timing and format patterns stay whole.
 func logoPad(n int) image.Rectangle {
 	p := int(float64(n) * padShare)
 	if p%2 == 0 {
 		p--
 	}
-	p = min(p, n-16)
+	p = min(p, n-18)
 	lo := (n - p) / 2
 	return image.Rect(lo, lo, lo+p, lo+p)
 }
