@@ -223,7 +223,7 @@ type svgLogoDoc struct {
 	Image *struct {
 		X      string `xml:"x,attr"`
 		Width  string `xml:"width,attr"`
-		Href   string `xml:"href,attr"`
+		Href   string `xml:"http://www.w3.org/1999/xlink href,attr"`
 		Aspect string `xml:"preserveAspectRatio,attr"`
 	} `xml:"image"`
 	Glyph *struct {

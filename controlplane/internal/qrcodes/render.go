@@ -60,7 +60,8 @@ type Options struct {
 }
 
 // Defaults fills zero values with the defaults of spec §2.4: size 0 becomes
-// 256, empty colours black on white and an empty error correction M.
+// 256, empty colours black on white and an empty error correction M. With a
+// Logo the error correction becomes H, whatever it was.
 func (o *Options) Defaults() {
 	if o.Size == 0 {
 		o.Size = defaultSize
@@ -453,7 +454,7 @@ func (d *drawing) svg() []byte {
 	return b.Bytes()
 }
 
-// svgLogo is the logo's element: the glyph as paths, or the uploaded image
+// svgLogo is the logo's element: the glyph as stroked shapes, or the uploaded image
 // as a PNG data URL (NormalizeLogo's, made of pixels only) in an <image>.
 func (d *drawing) svgLogo(l layout) string {
 	r := d.logoRect(l)
@@ -463,7 +464,10 @@ func (d *drawing) svgLogo(l layout) string {
 	src, _ := NormalizeLogo(d.Logo)
 	b := d.logo.Bounds()
 	box := logoBox(r, b.Dx(), b.Dy())
-	return fmt.Sprintf(`<image x="%d" y="%d" width="%d" height="%d" preserveAspectRatio="xMidYMid meet" href="%s"/>`,
+	// xlink:href, not SVG 2's href: every browser reads it, and so do the
+	// older design tools (Illustrator, librsvg before 2.52) a code is opened in.
+	return fmt.Sprintf(`<image xmlns:xlink="http://www.w3.org/1999/xlink" x="%d" y="%d" width="%d" height="%d" `+
+		`preserveAspectRatio="xMidYMid meet" xlink:href="%s"/>`,
 		box.Min.X, box.Min.Y, box.Dx(), box.Dy(), src)
 }
 
