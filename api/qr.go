@@ -13,8 +13,13 @@ type QRStyle struct {
 	BackgroundColor string `json:"backgroundColor,omitempty"`
 	// CornerRadius rounds the modules (0 to 50).
 	CornerRadius int `json:"cornerRadius,omitempty"`
-	// ErrorCorrection is L, M, Q or H.
+	// ErrorCorrection is L, M, Q or H; a logo makes it H.
 	ErrorCorrection string `json:"errorCorrection,omitempty"`
+	// Logo is drawn in the code's middle: "default" (a link glyph in the
+	// foreground colour) or a PNG or JPEG image as a data URL
+	// (data:image/png;base64,…, at most 256 KiB and 1024 × 1024 pixels);
+	// empty for none. An addition to the contract.
+	Logo string `json:"logo,omitempty"`
 }
 
 // QRGenerateInput is the body of POST /qr/generate: what to encode, the
@@ -60,8 +65,11 @@ type QRCode struct {
 	BackgroundColor string `json:"backgroundColor"`
 	// CornerRadius rounds the modules (0 to 50).
 	CornerRadius int `json:"cornerRadius"`
-	// ErrorCorrection is L, M, Q or H.
+	// ErrorCorrection is L, M, Q or H (H with a logo).
 	ErrorCorrection string `json:"errorCorrection"`
+	// Logo is "default", an uploaded image as a PNG data URL (re-encoded,
+	// at most 512 pixels a side), or empty for none.
+	Logo string `json:"logo,omitempty"`
 	// ScanCount is the number of scans of a dynamic code.
 	ScanCount int64 `json:"scanCount"`
 	// CreatedAt is when the code was saved.
@@ -99,4 +107,7 @@ type QRCodeUpdate struct {
 	CornerRadius Field[int] `json:"cornerRadius,omitzero"`
 	// ErrorCorrection is the new error correction level.
 	ErrorCorrection Field[string] `json:"errorCorrection,omitzero"`
+	// Logo is the new logo ("default" or an image's data URL); Null or ""
+	// removes it.
+	Logo Field[string] `json:"logo,omitzero"`
 }

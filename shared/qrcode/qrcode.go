@@ -22,6 +22,9 @@ type Code struct {
 	BackgroundColor string
 	CornerRadius    int
 	ErrorCorrection string
+	// Logo is the logo in the code's middle: "" for none, "default" for the
+	// built-in glyph, or a PNG data URL (data:image/png;base64,…).
+	Logo string
 	// ScanCount counts the human scans of a dynamic code; only the click
 	// pipeline writes it.
 	ScanCount int64

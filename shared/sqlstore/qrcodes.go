@@ -17,17 +17,17 @@ var _ qrcode.Store = (*Store)(nil)
 
 // qrSelect reads a code with its link's address (LEFT JOIN: static codes have none).
 const qrSelect = `SELECT q.id, q.workspace_id, q.name, q.url, q.link_id, q.size, q.foreground_color,
-	q.background_color, q.corner_radius, q.error_correction, q.scan_count, q.created_at, q.updated_at,
+	q.background_color, q.corner_radius, q.error_correction, q.logo, q.scan_count, q.created_at, q.updated_at,
 	COALESCE(l.domain, ''), COALESCE(l.slug, '')
 	FROM qr_codes q LEFT JOIN links l ON l.id = q.link_id`
 
 // CreateQRCode implements qrcode.Store.
 func (s *Store) CreateQRCode(ctx context.Context, c *qrcode.Code) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO qr_codes (id, workspace_id, name, url, link_id, size,
-		foreground_color, background_color, corner_radius, error_correction, scan_count, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		foreground_color, background_color, corner_radius, error_correction, logo, scan_count, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 		c.ID, c.WorkspaceID, c.Name, c.URL, nullString(c.LinkID), c.Size, c.ForegroundColor, c.BackgroundColor,
-		c.CornerRadius, c.ErrorCorrection, c.ScanCount, micros(c.CreatedAt), micros(c.UpdatedAt))
+		c.CornerRadius, c.ErrorCorrection, c.Logo, c.ScanCount, micros(c.CreatedAt), micros(c.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("create QR code: %w", err)
 	}
@@ -52,10 +52,11 @@ func (s *Store) UpdateQRCode(ctx context.Context, c *qrcode.Code) error {
 	// the old link's.
 	res, err := s.db.ExecContext(ctx, `UPDATE qr_codes SET name = $3, url = $4,
 		scan_count = CASE WHEN link_id IS NOT DISTINCT FROM $5 THEN scan_count ELSE 0 END, link_id = $5, size = $6,
-		foreground_color = $7, background_color = $8, corner_radius = $9, error_correction = $10, updated_at = $11
+		foreground_color = $7, background_color = $8, corner_radius = $9, error_correction = $10, updated_at = $11,
+		logo = $12
 		WHERE id = $1 AND workspace_id = $2`,
 		c.ID, c.WorkspaceID, c.Name, c.URL, nullString(c.LinkID), c.Size, c.ForegroundColor, c.BackgroundColor,
-		c.CornerRadius, c.ErrorCorrection, micros(c.UpdatedAt))
+		c.CornerRadius, c.ErrorCorrection, micros(c.UpdatedAt), c.Logo)
 	return affectedOne(res, err, "update QR code", "QR code")
 }
 
@@ -143,7 +144,7 @@ func scanQRCode(row scanner) (*qrcode.Code, error) {
 		createdAt, updatedAt int64
 	)
 	if err := row.Scan(&c.ID, &c.WorkspaceID, &c.Name, &c.URL, &linkID, &c.Size, &c.ForegroundColor,
-		&c.BackgroundColor, &c.CornerRadius, &c.ErrorCorrection, &c.ScanCount, &createdAt, &updatedAt,
+		&c.BackgroundColor, &c.CornerRadius, &c.ErrorCorrection, &c.Logo, &c.ScanCount, &createdAt, &updatedAt,
 		&c.LinkDomain, &c.LinkSlug); err != nil {
 		return nil, err
 	}

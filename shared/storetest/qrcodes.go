@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"shortlink.dev/shared/fault"
@@ -69,6 +70,30 @@ func QRCodes(t *testing.T, open func(t *testing.T) Stores) {
 		}
 		c.ScanCount = 7
 		wantQRCode(t, "after update", mustGetQRCode(t, s, ws.ID, c.ID), c)
+	})
+
+	t.Run("OKLogoKept", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		c := NewQRCode(ws.ID, "https://example.com/logo")
+		c.Logo, c.ErrorCorrection = "default", "H"
+		MustCreateQRCode(t, s, c)
+		wantQRCode(t, "get", mustGetQRCode(t, s, ws.ID, c.ID), c)
+		// An uploaded logo is a data URL of up to 256 KiB of PNG.
+		c.Logo = "data:image/png;base64," + strings.Repeat("iVBORw0K", 256<<10/6)
+		c.UpdatedAt = at(60)
+		if err := s.UpdateQRCode(ctx, c); err != nil {
+			t.Fatalf("update: %v", err)
+		}
+		wantQRCode(t, "after update", mustGetQRCode(t, s, ws.ID, c.ID), c)
+		c.Logo = ""
+		if err := s.UpdateQRCode(ctx, c); err != nil {
+			t.Fatalf("update: %v", err)
+		}
+		list, _, err := s.ListQRCodes(ctx, qrcode.Filter{WorkspaceID: ws.ID, Limit: 10})
+		if err != nil || len(list) != 1 || list[0].Logo != "" {
+			t.Fatalf("list after removing the logo: %v, %v", list, err)
+		}
 	})
 
 	t.Run("ErrNotFoundOtherWorkspace", func(t *testing.T) {

@@ -139,7 +139,7 @@ func QRCode(c *qrcode.Code, url string) api.QRCode {
 	return api.QRCode{
 		ID: c.ID, Name: c.Name, URL: url, LinkID: c.LinkID, Size: c.Size,
 		ForegroundColor: c.ForegroundColor, BackgroundColor: c.BackgroundColor, CornerRadius: c.CornerRadius,
-		ErrorCorrection: c.ErrorCorrection, ScanCount: c.ScanCount, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(),
+		ErrorCorrection: c.ErrorCorrection, Logo: c.Logo, ScanCount: c.ScanCount, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(),
 	}
 }
 

@@ -33,8 +33,8 @@ func (a *API) generateQR(w http.ResponseWriter, r *http.Request) {
 }
 
 // writeImage writes the image's bytes in its format, as an attachment named
-// filename when one is given.
-func writeImage(w http.ResponseWriter, img *qrcodes.Image, filename string) {
+// after label (qrcodes.Filename) when one is given.
+func writeImage(w http.ResponseWriter, img *qrcodes.Image, label string) {
 	body, ctype := img.SVG, "image/svg+xml"
 	if img.Format == qrcodes.FormatPNG {
 		body, ctype = img.PNG, "image/png"
@@ -44,8 +44,8 @@ func writeImage(w http.ResponseWriter, img *qrcodes.Image, filename string) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	// An SVG opened on its own is a document: it may run nothing.
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-	if filename != "" {
-		h.Set("Content-Disposition", `attachment; filename="`+filename+"."+img.Format+`"`)
+	if label != "" {
+		h.Set("Content-Disposition", qrcodes.Disposition(label, img.Format))
 	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
@@ -123,7 +123,8 @@ func (a *API) deleteQR(w http.ResponseWriter, r *http.Request) {
 }
 
 // downloadQR answers GET /qr/:id/download?format=svg|png with the image as
-// an attachment.
+// an attachment named after the code's link's slug, or its name:
+// {slug}-qr.png.
 func (a *API) downloadQR(w http.ResponseWriter, r *http.Request) {
 	format := r.URL.Query().Get("format")
 	if format == "" {
@@ -139,5 +140,5 @@ func (a *API) downloadQR(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeImage(w, img, c.ID)
+	writeImage(w, img, a.qr.FileLabel(c))
 }

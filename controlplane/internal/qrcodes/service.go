@@ -33,6 +33,8 @@ type Style struct {
 	BackgroundColor patch.Field[string]
 	CornerRadius    patch.Field[int]
 	ErrorCorrection patch.Field[string]
+	// Logo is "default", an image's data URL, or "" or null for none.
+	Logo patch.Field[string]
 }
 
 // apply sets the style's present fields on o.
@@ -52,6 +54,12 @@ func (st Style) apply(o *Options) {
 	if st.ErrorCorrection.HasValue() {
 		o.ErrorCorrection = st.ErrorCorrection.V
 	}
+	switch {
+	case st.Logo.HasValue():
+		o.Logo = st.Logo.V
+	case st.Logo.Null:
+		o.Logo = ""
+	}
 }
 
 // GenerateInput is the body of POST /qr/generate (spec §2.4).
@@ -62,11 +70,12 @@ type GenerateInput struct {
 	BackgroundColor patch.Field[string] `json:"backgroundColor"`
 	CornerRadius    patch.Field[int]    `json:"cornerRadius"`
 	ErrorCorrection patch.Field[string] `json:"errorCorrection"`
+	Logo            patch.Field[string] `json:"logo"`
 	Format          patch.Field[string] `json:"format"`
 }
 
 func (in *GenerateInput) style() Style {
-	return Style{in.Size, in.ForegroundColor, in.BackgroundColor, in.CornerRadius, in.ErrorCorrection}
+	return Style{in.Size, in.ForegroundColor, in.BackgroundColor, in.CornerRadius, in.ErrorCorrection, in.Logo}
 }
 
 // Input is the body of POST /qr and PATCH /qr/:id (CONTRACT §7).
@@ -79,10 +88,11 @@ type Input struct {
 	BackgroundColor patch.Field[string] `json:"backgroundColor"`
 	CornerRadius    patch.Field[int]    `json:"cornerRadius"`
 	ErrorCorrection patch.Field[string] `json:"errorCorrection"`
+	Logo            patch.Field[string] `json:"logo"`
 }
 
 func (in *Input) style() Style {
-	return Style{in.Size, in.ForegroundColor, in.BackgroundColor, in.CornerRadius, in.ErrorCorrection}
+	return Style{in.Size, in.ForegroundColor, in.BackgroundColor, in.CornerRadius, in.ErrorCorrection, in.Logo}
 }
 
 // Image is a rendered code.
@@ -134,8 +144,11 @@ func (s *Service) Generate(in GenerateInput) (*Image, error) {
 	return render(o, format, &fe)
 }
 
-// render checks o (adding to fe's errors) and draws it in the format.
+// render checks o (adding to fe's errors) and draws it in the format. A
+// logo forces error correction H; an uploaded one is kept as NormalizeLogo
+// makes it.
 func render(o Options, format string, fe *fault.FieldErrors) (*Image, error) {
+	o.logoLevel()
 	if err := o.Check(); err != nil {
 		if e, ok := fault.As(err); ok {
 			for _, f := range sortedFields(e.Fields) {
@@ -150,6 +163,7 @@ func render(o Options, format string, fe *fault.FieldErrors) (*Image, error) {
 	}
 	o.ForegroundColor, _ = NormalizeColor(o.ForegroundColor)
 	o.BackgroundColor, _ = NormalizeColor(o.BackgroundColor)
+	o.Logo, _ = NormalizeLogo(o.Logo)
 	img := &Image{Options: o, Format: format}
 	var err error
 	if img.SVG, err = SVG(o); err != nil {
@@ -237,7 +251,7 @@ func (s *Service) Render(c *qrcode.Code, format string) (*Image, error) {
 
 func (s *Service) options(c *qrcode.Code) Options {
 	return Options{URL: s.URL(c), Size: c.Size, ForegroundColor: c.ForegroundColor, BackgroundColor: c.BackgroundColor,
-		CornerRadius: c.CornerRadius, ErrorCorrection: c.ErrorCorrection}
+		CornerRadius: c.CornerRadius, ErrorCorrection: c.ErrorCorrection, Logo: c.Logo}
 }
 
 // apply validates every field present in in and sets it on c.
@@ -309,7 +323,7 @@ func (s *Service) apply(ctx context.Context, c *qrcode.Code, in *Input, creating
 		return err
 	}
 	c.Size, c.ForegroundColor, c.BackgroundColor = img.Options.Size, img.Options.ForegroundColor, img.Options.BackgroundColor
-	c.CornerRadius, c.ErrorCorrection = img.Options.CornerRadius, img.Options.ErrorCorrection
+	c.CornerRadius, c.ErrorCorrection, c.Logo = img.Options.CornerRadius, img.Options.ErrorCorrection, img.Options.Logo
 	return nil
 }
 

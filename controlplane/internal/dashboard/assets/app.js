@@ -236,3 +236,44 @@
     if (s) s.focus();
   }
 })();
+
+/* == qrlogo: the QR designer's logo (none, the link icon or an uploaded image) == */
+(function () {
+  'use strict';
+  var form = document.getElementById('qr-form'), box = document.getElementById('qr-logo');
+  if (!form || !box) return;
+  var upload = box.querySelector('.qr-logo-upload'), data = document.getElementById('qr-logo-data');
+  var file = document.getElementById('qr-logo-file'), ec = document.getElementById('qr-ec');
+  var help = document.getElementById('qr-ec-help'), err = document.getElementById('qr-error');
+  var mode = function () { var c = box.querySelector('input[name=logoMode]:checked'); return c ? c.value : 'none'; };
+  // A logo is drawn at error correction High: the form shows it.
+  var sync = function () {
+    var m = mode();
+    if (m === 'upload') upload.removeAttribute('data-idle'); else upload.setAttribute('data-idle', '');
+    if (m !== 'none') ec.value = 'H';
+    help.hidden = m === 'none';
+  };
+  box.addEventListener('change', function (e) { if (e.target.name === 'logoMode') sync(); });
+  // The chosen image travels as a data URL in the hidden field logo, so that
+  // the live preview and a failed save keep it.
+  file.addEventListener('change', function (e) {
+    // The preview follows once the image is read, not on the bare change.
+    e.stopPropagation();
+    var f = file.files && file.files[0];
+    if (!f) return;
+    if (f.size > 256 * 1024 || !/^image\/(png|jpeg)$/.test(f.type)) {
+      err.textContent = 'logo: choose a PNG or JPEG image of at most 256 KiB.';
+      err.hidden = false;
+      file.value = '';
+      return;
+    }
+    var reader = new FileReader();
+    reader.onload = function () {
+      data.value = String(reader.result);
+      box.querySelector('input[name=logoMode][value=upload]').checked = true;
+      sync();
+      form.dispatchEvent(new Event('input', {bubbles: true}));
+    };
+    reader.readAsDataURL(f);
+  });
+})();
