@@ -4,12 +4,12 @@ import (
 	"encoding/csv"
 	"fmt"
 	"html/template"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"shortlink.dev/controlplane/client"
 	"shortlink.dev/controlplane/internal/dashboard/worldmap"
@@ -41,22 +41,24 @@ type group struct {
 	// Dim says it is a click dimension, which no other click filter goes
 	// with (the stores keep no dimension crossed with another).
 	Dim bool
+	// Tab is the tabbed card of the page it shows in.
+	Tab string
 }
 
 // groups are the breakdowns /analytics shows and exports, in order.
 var groups = []group{
-	{"link", "top-links", "Top links", "linkId", false},
-	{"country", "countries", "Countries", "country", true},
-	{"city", "cities", "Cities", "city", true},
-	{"device", "devices", "Devices", "device", true},
-	{"browser", "browsers", "Browsers", "browser", true},
-	{"os", "os", "Operating systems", "os", true},
-	{"referrer", "referrers", "Referrers", "referrer", true},
-	{"utm_source", "utm-sources", "UTM sources", "utm_source", false},
-	{"utm_medium", "utm-mediums", "UTM mediums", "utm_medium", false},
-	{"utm_campaign", "utm-campaigns", "UTM campaigns", "utm_campaign", false},
-	{"tag", "tags", "Tags", "tag", false},
-	{"domain", "domains", "Domains", "domain", false},
+	{"link", "top-links", "Top links", "linkId", false, "Links"},
+	{"tag", "tags", "Tags", "tag", false, "Links"},
+	{"domain", "domains", "Domains", "domain", false, "Links"},
+	{"country", "countries", "Countries", "country", true, "Locations"},
+	{"city", "cities", "Cities", "city", true, "Locations"},
+	{"device", "devices", "Devices", "device", true, "Devices"},
+	{"browser", "browsers", "Browsers", "browser", true, "Devices"},
+	{"os", "os", "OS", "os", true, "Devices"},
+	{"referrer", "referrers", "Referrers", "referrer", true, "Referrers"},
+	{"utm_source", "utm-sources", "UTM source", "utm_source", false, "UTM"},
+	{"utm_medium", "utm-mediums", "Medium", "utm_medium", false, "UTM"},
+	{"utm_campaign", "utm-campaigns", "Campaign", "utm_campaign", false, "UTM"},
 }
 
 // exportLimit is how many rows of each breakdown the CSV export asks for:
@@ -152,10 +154,23 @@ type chip struct {
 type card struct {
 	group
 	Rows []share
-	// Empty says why there are no rows.
-	Empty string
+	// Empty says why there are no rows; Unavailable that the filters
+	// leave it out.
+	Empty       string
+	Unavailable bool
 	// CSV is the address of its rows as CSV.
 	CSV template.URL
+}
+
+// tabCard is a card of breakdowns shown one at a time, as tabs that work
+// without script (radio buttons and CSS).
+type tabCard struct {
+	Title string
+	ID    string
+	Cards []card
+	// Open is the index of the tab shown first: the one whose filter is
+	// set, else the first.
+	Open int
 }
 
 // mapCountry is a country of the map, shaded by its clicks.
@@ -174,13 +189,14 @@ const mapShades = 5
 type worldMap struct {
 	ViewBox   string
 	Countries []mapCountry
-	// Legend is the lowest clicks of each shade, from 1 to mapShades.
+	// Legend are the shades used, lightest first.
 	Legend []legendStep
 }
 
+// legendStep is a shade of the map and the clicks it stands for.
 type legendStep struct {
-	Shade int
-	From  int64
+	Shade    int
+	From, To int64
 }
 
 type analyticsPage struct {
@@ -192,9 +208,13 @@ type analyticsPage struct {
 	CSV          template.URL
 	TotalClicks  int64
 	UniqueClicks int64
-	Chart        chart
-	Map          worldMap
-	Cards        []card
+	// Period says the range in words ("28 Oct – 26 Nov 2026"); Custom
+	// that it is none of Ranges.
+	Period string
+	Custom bool
+	Chart  chart
+	Map    worldMap
+	Tabs   []tabCard
 }
 
 // analyticsResult is the API's answer for one groupBy.
@@ -333,22 +353,31 @@ func (d *Dashboard) analytics(w http.ResponseWriter, r *http.Request) {
 		page.Hidden = append(page.Hidden, [2]string{f.Name, val})
 	}
 
+	page.Period = period(page.From, page.To)
+	page.Custom = !slices.ContainsFunc(page.Ranges, func(r rangeLink) bool { return r.Current })
 	for _, g := range groups {
 		c := card{group: g, CSV: q.href("/analytics/export", "group", g.GroupBy)}
 		if !q.asks(g) {
+			c.Unavailable = true
 			c.Empty = fmt.Sprintf("Not counted under a %s filter: clicks are kept by one dimension at a time. Remove that filter to see %s.",
-				strings.ToLower(filterLabel(q.Dim)), strings.ToLower(g.Title))
-			page.Cards = append(page.Cards, c)
-			continue
+				strings.ToLower(filterLabel(q.Dim)), strings.ToLower(g.ID))
+		} else {
+			c.Rows = analyticsShares(q, g, res[g.GroupBy].a.Rows, names)
+			if len(c.Rows) == 0 {
+				c.Empty = "No clicks in this range."
+			}
+			if g.GroupBy == "country" {
+				page.Map = shadeMap(q, res[g.GroupBy].a.Rows)
+			}
 		}
-		c.Rows = analyticsShares(q, g, res[g.GroupBy].a.Rows, names)
-		if len(c.Rows) == 0 {
-			c.Empty = "No clicks in this range."
+		if n := len(page.Tabs); n == 0 || page.Tabs[n-1].Title != g.Tab {
+			page.Tabs = append(page.Tabs, tabCard{Title: g.Tab, ID: "tab-" + strings.ToLower(g.Tab)})
 		}
-		page.Cards = append(page.Cards, c)
-		if g.GroupBy == "country" {
-			page.Map = shadeMap(q, res[g.GroupBy].a.Rows)
+		t := &page.Tabs[len(page.Tabs)-1]
+		if _, ok := q.Filters[g.Filter]; ok && len(t.Cards) > 0 && t.Open == 0 {
+			t.Open = len(t.Cards)
 		}
+		t.Cards = append(t.Cards, c)
 	}
 	d.render(w, r, http.StatusOK, "analytics", v)
 }
@@ -394,6 +423,19 @@ func analyticsShares(q analyticsQuery, g group, rows []client.AnalyticsRow, name
 			if n, ok := names[x.Value]; ok {
 				s.Name = n
 			}
+		case "device":
+			s.Name = capitalized(x.Value)
+		case "referrer":
+			if x.Value == "direct" {
+				s.Name = "Direct, no referrer"
+			}
+		case "utm_source", "utm_medium", "utm_campaign":
+			if x.Value == "none" {
+				s.Name = "None set"
+			}
+		}
+		if s.Name == "unknown" {
+			s.Name = "Unknown"
 		}
 		if !(strings.HasPrefix(g.GroupBy, "utm_") && x.Value == "none") {
 			s.Href = q.href("/analytics", g.Filter, x.Value)
@@ -402,6 +444,32 @@ func analyticsShares(q analyticsQuery, g group, rows []client.AnalyticsRow, name
 		in = append(in, s)
 	}
 	return shares(in)
+}
+
+// capitalized is s with its first letter in upper case ("mobile": "Mobile").
+func capitalized(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// period is the range from to to (YYYY-MM-DD) in words: "28 Oct – 26 Nov
+// 2026", "1 – 7 Jan 2026", "30 Dec 2025 – 5 Jan 2026".
+func period(from, to string) string {
+	f, err1 := time.Parse(time.DateOnly, from)
+	t, err2 := time.Parse(time.DateOnly, to)
+	switch {
+	case err1 != nil || err2 != nil:
+		return from + " – " + to
+	case f.Equal(t):
+		return t.Format("2 Jan 2006")
+	case f.Year() != t.Year():
+		return f.Format("2 Jan 2006") + " – " + t.Format("2 Jan 2006")
+	case f.Month() != t.Month():
+		return f.Format("2 Jan") + " – " + t.Format("2 Jan 2006")
+	}
+	return f.Format("2") + " – " + t.Format("2 Jan 2006")
 }
 
 // shadeMap shades each country of the map by its clicks: mapShades steps
@@ -421,31 +489,31 @@ func shadeMap(q analyticsQuery, rows []client.AnalyticsRow) worldMap {
 		mc.Shade = shade(mc.Clicks, peak)
 		m.Countries = append(m.Countries, mc)
 	}
-	if peak > 0 {
-		for s := 1; s <= mapShades; s++ {
-			from := int64(1)
-			if s > 1 {
-				// The least clicks that reach shade s.
-				f := float64(s-1) / mapShades
-				from = int64(math.Floor(f*f*float64(peak))) + 1
-			}
-			if len(m.Legend) > 0 && from <= m.Legend[len(m.Legend)-1].From {
-				continue
-			}
-			m.Legend = append(m.Legend, legendStep{Shade: s, From: from})
+	// Each shade's range of clicks; shades no count reaches are left out.
+	for s := 1; s <= mapShades && peak > 0; s++ {
+		from := int64(s-1)*int64(s-1)*peak/(mapShades*mapShades) + 1
+		to := int64(s) * int64(s) * peak / (mapShades * mapShades)
+		if from <= to {
+			m.Legend = append(m.Legend, legendStep{Shade: s, From: from, To: to})
 		}
 	}
 	return m
 }
 
 // shade is the shade (0 to mapShades) of n clicks when the busiest country
-// has peak: ceil(mapShades × √(n/peak)), at least 1 for a click.
+// has peak: on a square-root scale, so that a country with a few clicks
+// still shows beside one with thousands; the least s with n/peak ≤
+// (s/mapShades)², in integers.
 func shade(n, peak int64) int {
 	if n <= 0 || peak <= 0 {
 		return 0
 	}
-	s := int(math.Ceil(mapShades * math.Sqrt(float64(n)/float64(peak))))
-	return min(max(s, 1), mapShades)
+	for s := 1; s < mapShades; s++ {
+		if n*mapShades*mapShades <= int64(s)*int64(s)*peak {
+			return s
+		}
+	}
+	return mapShades
 }
 
 // analyticsExport is the CSV of what /analytics shows: every breakdown
