@@ -117,6 +117,20 @@ func TestWsAnalyticsPage(t *testing.T) {
 		t.Errorf("the CSV lacks %v:\n%s", want, file.Body)
 	}
 
+	// A custom range keeps the filter: the last 7 days, typed in.
+	week := time.Now().UTC().AddDate(0, 0, -6).Format(time.DateOnly)
+	d.do("open the custom range", chromedp.Click(chromedp.CSS(`.custom-range summary`)))
+	dashEval[bool](d, fmt.Sprintf(`document.getElementById('from').value = %q, true`, week))
+	d.do("show the range", chromedp.Click(chromedp.CSS(`.custom-fields button[type=submit]`)))
+	d.awaitPage("from=" + week)
+	if loc := d.location(); !strings.Contains(loc, "country=GB") {
+		t.Errorf("the custom range dropped the filter: %s", loc)
+	}
+	if got, chip := d.text("#total-clicks"), d.text(".filter-chip"); got != "3" || !strings.Contains(chip, "United Kingdom") ||
+		!dashEval[bool](d, `document.querySelector('.presets a[aria-current]')?.textContent === '7 days'`) {
+		t.Errorf("the last 7 days of GB: %q clicks, chip %q, or the preset is not current", got, chip)
+	}
+
 	// Removing the chip brings every country back.
 	d.do("remove the chip", chromedp.Click(chromedp.CSS(`.filter-chip`)))
 	d.await("the page without filters", `document.readyState === 'complete' && !location.search.includes('country') && !document.querySelector('.filter-chip')`)
