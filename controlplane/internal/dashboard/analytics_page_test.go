@@ -249,6 +249,15 @@ func TestAnalyticsPage(t *testing.T) {
 			t.Errorf("the navigation offers Analytics to a key without analytics:read")
 		}
 		wantStatus(t, "analytics without analytics:read", lb.get("/analytics"), http.StatusForbidden)
+
+		// A key that may read analytics only lands there, and its top
+		// links keep their ids (it may not read links).
+		_, analyticsOnly := e.key(t, workspace.AnalyticsRead)
+		ab := e.browser(t)
+		wantRedirect(t, "sign in with analytics:read only", ab.signIn(analyticsOnly), "/analytics")
+		p = ab.get("/analytics")
+		wantStatus(t, "analytics with analytics:read only", p, http.StatusOK)
+		wantBody(t, "analytics with analytics:read only", p, `data-value="`+launch.ID+`">`+launch.ID+`<`)
 	})
 
 	t.Run("StatsLinksHere", func(t *testing.T) {

@@ -222,7 +222,7 @@ func firstPage(k *workspace.APIKey) string {
 		perm workspace.Permission
 		path string
 	}{
-		{workspace.LinksRead, "/links"}, {workspace.GalleriesRead, "/galleries"}, {workspace.DomainsRead, "/domains"},
+		{workspace.LinksRead, "/links"}, {workspace.AnalyticsRead, "/analytics"}, {workspace.GalleriesRead, "/galleries"}, {workspace.DomainsRead, "/domains"},
 		{workspace.WebhooksRead, "/webhooks"}, {workspace.UsageRead, "/usage"}, {workspace.KeysWrite, "/keys"},
 	} {
 		if k.Has(p.perm) {
