@@ -69,8 +69,8 @@ func TestWsAnalyticsPage(t *testing.T) {
 		const p = document.querySelector('#world-map path[data-code="' + c + '"]')
 		return p ? p.getAttribute('class') + ' ' + getComputedStyle(p).fill + ' ' + p.querySelector('title').textContent : 'none'
 	})`)
-	if len(shades) != 3 || !strings.HasPrefix(shades[0], "c5 ") || !strings.HasSuffix(shades[0], "United Kingdom: 3 clicks") ||
-		!strings.HasPrefix(shades[1], "c5 ") && !strings.HasPrefix(shades[1], "c4 ") || !strings.HasPrefix(shades[2], "c0 ") ||
+	if len(shades) != 3 || !strings.HasPrefix(shades[0], "shade-5 ") || !strings.HasSuffix(shades[0], "United Kingdom: 3 clicks") ||
+		!strings.HasPrefix(shades[1], "shade-5 ") && !strings.HasPrefix(shades[1], "shade-4 ") || !strings.HasPrefix(shades[2], "shade-0 ") ||
 		strings.Split(shades[0], " ")[1] == strings.Split(shades[2], " ")[1] {
 		t.Errorf("the map's shades: %q", shades)
 	}

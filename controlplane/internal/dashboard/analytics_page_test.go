@@ -146,11 +146,11 @@ func TestAnalyticsPage(t *testing.T) {
 			`href="/analytics?tag=launch"`, `href="/analytics?utm_source=mail"`,
 			// The map: the busiest country in the darkest shade, a
 			// country with a ninth of its clicks in the second lightest.
-			`<path class="c5" d="`, `data-code="DE" data-clicks="8"><title>Germany: 8 clicks</title>`,
+			`<path class="shade-5" d="`, `data-code="DE" data-clicks="8"><title>Germany: 8 clicks</title>`,
 			`data-code="GB" data-clicks="3"><title>United Kingdom: 3 clicks</title>`,
 			`data-code="FR"><title>France: no clicks</title>`,
 			`<a class="btn" id="download-csv" href="/analytics/export" download>`)
-		if !strings.Contains(p.body, `<path class="c4" d="`) || strings.Contains(p.body, `class="filter-chip"`) {
+		if !strings.Contains(p.body, `<path class="shade-4" d="`) || strings.Contains(p.body, `class="filter-chip"`) {
 			t.Errorf("Great Britain (3 of 8) is not in shade 4, or a filter chip shows with no filter")
 		}
 		// A UTM "none" row filters nothing: it is no link.
