@@ -535,20 +535,18 @@ func shade(n, peak int64) int {
 	return mapShades
 }
 
-// analyticsExport is the CSV of what /analytics shows: every breakdown
-// (or only ?group=), each row's value, clicks and unique clicks, and for
-// countries and links their name.
+// analyticsExport is the CSV of what /analytics shows: the chart's days
+// and every breakdown (or only ?group=), each row's value, clicks and
+// unique clicks, and for countries and links their name.
 func (d *Dashboard) analyticsExport(w http.ResponseWriter, r *http.Request) {
 	q := readAnalyticsQuery(r.URL.Query())
 	only := r.URL.Query().Get("group")
 	var chosen []group
-	for _, g := range groups {
+	// The chart's days first, then the breakdowns the page shows.
+	for _, g := range append([]group{{GroupBy: "day", ID: "days", Title: "Days"}}, groups...) {
 		if (only == "" || only == g.GroupBy) && q.asks(g) {
 			chosen = append(chosen, g)
 		}
-	}
-	if only == "day" {
-		chosen = []group{{GroupBy: "day", ID: "days", Title: "Days"}}
 	}
 	v := view{Title: "Analytics", Nav: "analytics", Data: &analyticsPage{From: q.From, To: q.To}}
 	if len(chosen) == 0 {

@@ -214,6 +214,8 @@ func TestAnalyticsPage(t *testing.T) {
 			"link," + launch.ID + "," + launch.ShortURL[7:] + ",9,1": true,
 			"tag,launch,,9,1":                                        true,
 			"utm_source,mail,,9,1":                                   true,
+			"day,2026-01-07,,12,0":                                   true,
+			"day,2026-01-01,,0,0":                                    true,
 		}
 		for _, r := range rows {
 			delete(want, strings.Join(r, ","))
@@ -233,6 +235,11 @@ func TestAnalyticsPage(t *testing.T) {
 			t.Errorf("export of countries filtered to DE: %s\n%s", p.header.Get("Content-Disposition"), p.body)
 		}
 		wantStatus(t, "export of a breakdown the filter excludes", b.get("/analytics/export?group=device&country=DE"), http.StatusBadRequest)
+		wantStatus(t, "export of no breakdown", b.get("/analytics/export?group=planet"), http.StatusBadRequest)
+		p = b.get("/analytics/export?group=day&from=2026-01-01&to=2026-01-07")
+		if !strings.HasSuffix(p.header.Get("Content-Disposition"), `-to-2026-01-07-day.csv"`) || strings.Count(p.body, "\nday,") != 7 {
+			t.Errorf("export of the days: %s\n%s", p.header.Get("Content-Disposition"), p.body)
+		}
 	})
 
 	t.Run("Refused", func(t *testing.T) {
