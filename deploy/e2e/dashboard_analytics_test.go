@@ -75,6 +75,11 @@ func TestWsAnalyticsPage(t *testing.T) {
 		t.Errorf("the map's shades: %q", shades)
 	}
 
+	// A country of the map with clicks is a link that filters by it.
+	if href := dashEval[string](d, `(document.querySelector('#world-map path[data-code="SE"]').closest('a') || {getAttribute: () => ''}).getAttribute('href')`); href != "/analytics?country=SE" {
+		t.Errorf("Sweden on the map leads to %q", href)
+	}
+
 	// Clicking Great Britain's row filters the page by it.
 	d.do("click GB", chromedp.Click(chromedp.CSS(`#countries a[data-value="GB"]`)))
 	d.awaitPage("country=GB")
