@@ -293,8 +293,8 @@ func TestDashboard(t *testing.T) {
 	for _, vp := range viewports {
 		d.do("emulate "+vp.name, vp.emulate)
 		d.open("/links/" + linkID[1] + "/stats")
-		edges := dashEval[[]float64](d, `(() => { const c = document.getElementById('clicks-chart').getBoundingClientRect();
-			const ls = Array.from(document.querySelectorAll('#clicks-chart text.axis[y="240"]')).map(e => e.getBoundingClientRect());
+		edges := dashEval[[]float64](d, `(() => { const c = document.querySelector('.chart-frame').getBoundingClientRect();
+			const ls = Array.from(document.querySelectorAll('.chart-x span')).filter(e => e.getClientRects().length).map(e => e.getBoundingClientRect());
 			return [c.left, c.right, Math.min(...ls.map(r => r.left)), Math.max(...ls.map(r => r.right)), ls.length] })()`)
 		if edges[4] == 0 || edges[2] < edges[0]-0.5 || edges[3] > edges[1]+0.5 {
 			t.Errorf("on a %s the x-axis labels span %.1f to %.1f px, beyond the chart's %.1f to %.1f", vp.name, edges[2], edges[3], edges[0], edges[1])

@@ -27,7 +27,7 @@ import (
 
 // Prefixes are the paths, besides "/" itself, below which the dashboard
 // answers; everything else at the root stays the API's.
-var Prefixes = []string{"/signin", "/signout", "/links", "/qr", "/galleries", "/domains", "/webhooks", "/keys", "/usage", "/assets"}
+var Prefixes = []string{"/signin", "/signout", "/links", "/qr", "/galleries", "/domains", "/webhooks", "/keys", "/usage", "/analytics", "/assets"}
 
 // KeyFinder finds an API key by the hash of its value.
 type KeyFinder interface {
@@ -156,6 +156,9 @@ func (d *Dashboard) routes() chi.Router {
 		r.Post("/keys", d.createKey)
 		r.Post("/keys/{id}/revoke", d.revokeKey)
 
+		r.Get("/analytics", d.analytics)
+		r.Get("/analytics/export", d.analyticsExport)
+
 		r.Get("/usage", d.usage)
 		r.Post("/usage/checkout", d.checkout)
 	})
@@ -220,7 +223,7 @@ func firstPage(k *workspace.APIKey) string {
 		perm workspace.Permission
 		path string
 	}{
-		{workspace.LinksRead, "/links"}, {workspace.GalleriesRead, "/galleries"}, {workspace.DomainsRead, "/domains"},
+		{workspace.LinksRead, "/links"}, {workspace.AnalyticsRead, "/analytics"}, {workspace.GalleriesRead, "/galleries"}, {workspace.DomainsRead, "/domains"},
 		{workspace.WebhooksRead, "/webhooks"}, {workspace.UsageRead, "/usage"}, {workspace.KeysWrite, "/keys"},
 	} {
 		if k.Has(p.perm) {

@@ -737,7 +737,7 @@ func TestLinks(t *testing.T) {
 		`<desc id="chart-desc">3 clicks from 2026-01-01 to 2026-01-07; the busiest day was 2026-01-01 with 2.</desc>`,
 		`data-date="2026-01-01" data-count="2"`, `data-date="2026-01-07" data-count="1"`, `data-date="2026-01-04" data-count="0"`,
 		`<td>2026-01-01</td><td class="num">2</td>`, `<p class="metric-value" id="unique-visitors">2</p>`,
-		`<span class="share-name">DE</span>`, `<td class="num muted">66.7%</td>`, `<span class="share-name">Chrome</span>`, `<span class="share-name">direct</span>`,
+		`<span class="share-name"><span class="flag" aria-hidden="true">🇩🇪</span> Germany <span class="share-code">DE</span></span>`, `<td class="num muted">66.7%</td>`, `<span class="share-name">Chrome</span>`, `<span class="share-name">direct</span>`,
 	} {
 		if !strings.Contains(p.body, s) {
 			t.Errorf("the stats page lacks %s", s)
@@ -746,24 +746,37 @@ func TestLinks(t *testing.T) {
 	p = b.get("/links/" + id + "/stats?from=2026-01-07&to=2026-01-01")
 	wantStatus(t, "stats of a reversed range", p, http.StatusBadRequest)
 
-	// The x axis' last label stays inside the chart (720 wide, plot to 712):
-	// centred under the last of 30 narrow bars, a phone's 16px label would
-	// be cut off at the edge, so it ends at the bar's right edge instead.
-	labelRE := regexp.MustCompile(`<text class="axis" x="([0-9.]+)" y="240" dy="-8" text-anchor="(\w+)">([^<]+)</text>`)
-	for _, c := range []struct{ to, last, anchor string }{{"2026-01-07", "7 Jan", "middle"}, {"2026-01-30", "30 Jan", "end"}} {
+	// The x axis' labels are HTML under the chart (never stretched with
+	// it), one slot a day; the last of 30 narrow slots ends at its slot's
+	// right edge instead of being centred past the chart's, and every
+	// other label, counted from the last, is one a phone leaves out.
+	slotRE := regexp.MustCompile(`<li>(?:<span class="x-label([a-z ]*)">([^<]+)</span>)?</li>`)
+	for _, c := range []struct {
+		to, last     string
+		end          bool
+		days, labels int
+	}{{"2026-01-07", "7 Jan", false, 7, 7}, {"2026-01-30", "30 Jan", true, 30, 6}} {
 		p = b.get("/links/" + id + "/stats?from=2026-01-01&to=" + c.to)
-		labels := labelRE.FindAllStringSubmatch(p.body, -1)
-		if len(labels) == 0 {
-			t.Fatalf("no x-axis labels in the chart to %s", c.to)
+		if strings.Contains(p.body, "<text") {
+			t.Errorf("range to %s: the chart has SVG text, stretched on a phone", c.to)
+		}
+		var labels [][]string
+		slots := slotRE.FindAllStringSubmatch(p.body, -1)
+		for _, s := range slots {
+			if s[2] != "" {
+				labels = append(labels, s)
+			}
+		}
+		if len(slots) != c.days || len(labels) != c.labels {
+			t.Fatalf("range to %s: %d slots, %d labels; want one slot a day and %d labels", c.to, len(slots), len(labels), c.labels)
 		}
 		last := labels[len(labels)-1]
-		x, _ := strconv.ParseFloat(last[1], 64)
-		if last[3] != c.last || last[2] != c.anchor || x > 712 || (c.anchor == "end" && x < 690) {
-			t.Errorf("range to %s: the last label %q at x %s anchored %s, want %q anchored %s within the plot", c.to, last[3], last[1], last[2], c.last, c.anchor)
+		if last[2] != c.last || strings.Contains(last[1], "end") != c.end || strings.Contains(last[1], "minor") {
+			t.Errorf("range to %s: the last label %q has classes %q; want %q, end %v, not minor", c.to, last[2], last[1], c.last, c.end)
 		}
-		for _, l := range labels[:len(labels)-1] {
-			if l[2] != "middle" {
-				t.Errorf("range to %s: the label %q is anchored %s, want middle", c.to, l[3], l[2])
+		for i, l := range labels[:len(labels)-1] {
+			if strings.Contains(l[1], "end") || strings.Contains(l[1], "minor") != ((len(labels)-1-i)%2 == 1) {
+				t.Errorf("range to %s: the label %q has classes %q", c.to, l[2], l[1])
 			}
 		}
 	}

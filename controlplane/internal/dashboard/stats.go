@@ -3,8 +3,10 @@ package dashboard
 import (
 	"errors"
 	"fmt"
+	"html/template"
 	"math"
 	"net/http"
+	"net/url"
 	"time"
 
 	"shortlink.dev/controlplane/client"
@@ -12,22 +14,16 @@ import (
 	"shortlink.dev/shared/fault"
 )
 
-// chart geometry, in SVG user units.
+// chart geometry: the SVG is the plot only, in these user units, stretched
+// to the box CSS gives it (preserveAspectRatio="none"); its labels are HTML
+// beside and under it, so that a phone's narrow chart never stretches them.
 const (
-	chartW, chartH         = 720.0, 240.0
-	chartLeft, chartRight  = 44.0, 8.0
-	chartTop, chartBottom  = 12.0, 28.0
-	chartPlotW, chartPlotH = chartW - chartLeft - chartRight, chartH - chartTop - chartBottom
+	chartPlotW, chartPlotH = 1000.0, 200.0
 	breakdownRows          = 8
 	breakdownBarMinPercent = 1.5
 	chartMaxLabelsOnXAxis  = 7
 	chartBarGapFraction    = 0.25
 	chartGridLines         = 4
-	// chartLabelHalfW is half the width of the widest x-axis label ("30
-	// Sep") at the phone's 16px, in user units: the text is not scaled down
-	// with the chart, so a label centred on a bar too near the right edge
-	// would be cut off there.
-	chartLabelHalfW = 30.0
 )
 
 // bar is one day of the clicks-over-time chart.
@@ -35,16 +31,35 @@ type bar struct {
 	Date            string
 	Count           int64
 	X, Y, W, H      float64
-	Label           string // x-axis label, empty for most days
-	LabelX          float64
-	LabelAnchor     string // the label's text-anchor: middle, or end near the right edge
 	IsToday, IsPeak bool
+	// Label is the x-axis label under the bar, empty for most days; End
+	// says it ends at the bar's right (the last bar: centred it would
+	// reach past the chart's edge); Minor that a phone leaves it out (every
+	// other label, counted from the last).
+	Label      string
+	End, Minor bool
 }
 
 // gridLine is a horizontal line of the chart with its value.
 type gridLine struct {
 	Y     float64
 	Value int64
+}
+
+// chart is the clicks-per-day chart of the link stats and analytics
+// pages (the "chart" template).
+type chart struct {
+	Bars []bar
+	// Grid runs from the top line down to zero.
+	Grid         []gridLine
+	PlotW, PlotH float64
+	Summary      string
+}
+
+// dayCount is a day (YYYY-MM-DD) of a chart and its clicks.
+type dayCount struct {
+	Date  string
+	Count int64
 }
 
 // share is one row of a breakdown: a name, its count and its share.
@@ -54,21 +69,29 @@ type share struct {
 	Percent float64
 	// Width is the bar's width in percent of the longest.
 	Width float64
+	// Value is the API's value of the row (a country code, a link id);
+	// Flag and Code a country's flag and code, shown beside its name.
+	Value, Flag, Code string
+	// Href, when set, is the address that filters by the row; Current
+	// says that filter is on.
+	Href    template.URL
+	Current bool
 }
 
 type statsPage struct {
-	Link                 *linkView
-	Stats                client.LinkStats
-	Bars                 []bar
-	Grid                 []gridLine
-	ChartW, ChartH       float64
-	PlotLeft, PlotBottom float64
-	PlotRight            float64
-	Summary              string
-	Countries, Devices   []share
-	Browsers, Referrers  []share
-	From, To             string
-	Ranges               []rangeLink
+	Link                *linkView
+	Stats               client.LinkStats
+	Chart               chart
+	Countries, Devices  []share
+	Browsers, Referrers []share
+	From, To            string
+	Ranges              []rangeLink
+}
+
+// AnalyticsHref is the workspace analytics page of the link over the
+// range shown.
+func (p *statsPage) AnalyticsHref() template.URL {
+	return template.URL("/analytics?" + url.Values{"linkId": {p.Link.ID}, "from": {p.From}, "to": {p.To}}.Encode())
 }
 
 type linkView struct {
@@ -77,7 +100,22 @@ type linkView struct {
 
 type rangeLink struct {
 	Label, From, To string
+	Href            template.URL
 	Current         bool
+}
+
+// ranges are the presets of a period picker (the last 7, 30 and 90 days
+// up to today), each with its address (href of its from and to); the one
+// from to to is current.
+func ranges(now time.Time, from, to string, href func(from, to string) template.URL) []rangeLink {
+	var out []rangeLink
+	today := now.UTC().Format("2006-01-02")
+	for _, days := range []int{7, 30, 90} {
+		f := now.UTC().AddDate(0, 0, -(days - 1)).Format("2006-01-02")
+		out = append(out, rangeLink{Label: fmt.Sprintf("%d days", days), From: f, To: today, Href: href(f, today),
+			Current: from == f && to == today})
+	}
+	return out
 }
 
 func (d *Dashboard) linkStats(w http.ResponseWriter, r *http.Request) {
@@ -88,7 +126,6 @@ func (d *Dashboard) linkStats(w http.ResponseWriter, r *http.Request) {
 	}
 	from, to := r.URL.Query().Get("from"), r.URL.Query().Get("to")
 	page := &statsPage{Link: &linkView{ID: l.ID, Slug: l.Slug, ShortURL: l.ShortURL, DestinationURL: l.DestinationURL},
-		ChartW: chartW, ChartH: chartH, PlotLeft: chartLeft, PlotBottom: chartTop + chartPlotH, PlotRight: chartW - chartRight,
 		From: from, To: to}
 	v := view{Title: "Stats of " + l.Slug, Nav: "links", Data: page}
 	rng, problem := d.statsRange(from, to)
@@ -105,16 +142,18 @@ func (d *Dashboard) linkStats(w http.ResponseWriter, r *http.Request) {
 	}
 	page.From, page.To = page.Stats.From, page.Stats.To
 	today := d.o.Now().UTC().Format("2006-01-02")
-	for _, days := range []int{7, 30, 90} {
-		f := d.o.Now().UTC().AddDate(0, 0, -(days - 1)).Format("2006-01-02")
-		page.Ranges = append(page.Ranges, rangeLink{Label: fmt.Sprintf("%d days", days), From: f, To: today,
-			Current: page.From == f && page.To == today})
+	page.Ranges = ranges(d.o.Now(), page.From, page.To, func(from, to string) template.URL {
+		return template.URL("/links/" + url.PathEscape(l.ID) + "/stats?" + url.Values{"from": {from}, "to": {to}}.Encode())
+	})
+	days := make([]dayCount, len(page.Stats.OverTime))
+	for i, x := range page.Stats.OverTime {
+		days[i] = dayCount{x.Date, x.Count}
 	}
-	page.chart(today)
+	page.Chart = newChart(days, page.Stats.TotalClicks, today)
 	s := page.Stats
 	var c, dv, b, rf []share
 	for _, x := range s.ByCountry {
-		c = append(c, share{Name: x.Country, Count: x.Count})
+		c = append(c, countryShare(x.Country, x.Count))
 	}
 	for _, x := range s.ByDevice {
 		dv = append(dv, share{Name: x.Device, Count: x.Count})
@@ -129,9 +168,10 @@ func (d *Dashboard) linkStats(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusOK, "stats", v)
 }
 
-// chart lays the days out as bars with a scale rounded to a readable step.
-func (p *statsPage) chart(today string) {
-	days := p.Stats.OverTime
+// newChart lays the days out as bars with a scale rounded to a readable
+// step; total is the clicks of the range, for the summary.
+func newChart(days []dayCount, total int64, today string) chart {
+	c := chart{PlotW: chartPlotW, PlotH: chartPlotH}
 	var peak int64
 	peakAt := -1
 	for i, x := range days {
@@ -140,14 +180,14 @@ func (p *statsPage) chart(today string) {
 		}
 	}
 	top := niceCeil(peak)
-	for i := 0; i <= chartGridLines; i++ {
+	for i := chartGridLines; i >= 0; i-- {
 		v := top * int64(i) / chartGridLines
-		p.Grid = append(p.Grid, gridLine{Y: chartTop + chartPlotH - float64(v)/float64(top)*chartPlotH, Value: v})
+		c.Grid = append(c.Grid, gridLine{Y: chartPlotH - float64(v)/float64(top)*chartPlotH, Value: v})
 	}
 	n := len(days)
 	if n == 0 {
-		p.Summary = "No days in this range."
-		return
+		c.Summary = "No days in this range."
+		return c
 	}
 	slot := chartPlotW / float64(n)
 	every := int(math.Ceil(float64(n) / chartMaxLabelsOnXAxis))
@@ -158,29 +198,36 @@ func (p *statsPage) chart(today string) {
 		}
 		b := bar{Date: x.Date, Count: x.Count, W: slot * (1 - chartBarGapFraction), H: h,
 			IsToday: x.Date == today, IsPeak: i == peakAt}
-		b.X = chartLeft + float64(i)*slot + slot*chartBarGapFraction/2
-		b.Y = chartTop + chartPlotH - h
-		if (n-1-i)%every == 0 {
+		b.X = float64(i)*slot + slot*chartBarGapFraction/2
+		b.Y = chartPlotH - h
+		if back := n - 1 - i; back%every == 0 {
 			if t, err := time.Parse("2006-01-02", x.Date); err == nil {
 				b.Label = t.Format("2 Jan")
 			}
-			b.LabelX, b.LabelAnchor = b.X+b.W/2, "middle"
-			if b.LabelX+chartLabelHalfW > chartW-chartRight {
-				b.LabelX, b.LabelAnchor = b.X+b.W, "end"
-			}
+			b.End, b.Minor = i == n-1 && n > chartMaxLabelsOnXAxis, (back/every)%2 == 1
 		}
-		p.Bars = append(p.Bars, b)
+		c.Bars = append(c.Bars, b)
 	}
 	if peak == 0 {
-		p.Summary = fmt.Sprintf("No clicks from %s to %s.", days[0].Date, days[n-1].Date)
-		return
+		c.Summary = fmt.Sprintf("No clicks from %s to %s.", days[0].Date, days[n-1].Date)
+		return c
 	}
 	noun := "clicks"
-	if p.Stats.TotalClicks == 1 {
+	if total == 1 {
 		noun = "click"
 	}
-	p.Summary = fmt.Sprintf("%d %s from %s to %s; the busiest day was %s with %d.",
-		p.Stats.TotalClicks, noun, days[0].Date, days[n-1].Date, days[peakAt].Date, peak)
+	c.Summary = fmt.Sprintf("%d %s from %s to %s; the busiest day was %s with %d.",
+		total, noun, days[0].Date, days[n-1].Date, days[peakAt].Date, peak)
+	return c
+}
+
+// countryShare is a country's row of a breakdown: its name, flag and code.
+func countryShare(code string, n int64) share {
+	s := share{Name: countryLabel(code), Value: code, Count: n, Flag: flag(code)}
+	if s.Flag != "" {
+		s.Code = code
+	}
+	return s
 }
 
 // niceCeil is the top of the chart's scale for a peak of n: four grid steps
