@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -455,9 +456,16 @@ func TestDashboard(t *testing.T) {
 	d.do("add the domain", chromedp.Click(chromedp.CSS(`.inline-form button[type=submit]`)))
 	d.awaitPage("done=domain")
 	// Which host to point it at (the domains page never said).
+	// The suite's default domain is the edge's address, 127.0.0.1:port: an
+	// A record to the address, never a CNAME to an IP or a host:port, and a
+	// word that the internet cannot reach it.
 	route := dashEval[[]string](d, `Array.from(document.querySelectorAll('.dns-route code')).map(c => c.innerText)`)
-	if len(route) != 3 || route[0] != "CNAME" || route[1] != domainName || route[2] == "" || strings.Contains(route[2], ":") {
-		t.Errorf("the route record shown: %v", route)
+	edgeHost, _, _ := net.SplitHostPort(strings.TrimSuffix(strings.TrimPrefix(tg.ShortBase, "http://"), "/"))
+	if len(route) != 3 || route[0] != "A" || route[1] != domainName || route[2] != edgeHost || edgeHost != "127.0.0.1" {
+		t.Errorf("the route record shown: %v; want A %s %s", route, domainName, edgeHost)
+	}
+	if got := d.text(".domain .warn-text"); !strings.Contains(got, "SHORTLINK_DEFAULT_DOMAIN") {
+		t.Errorf("a loopback default domain is not said to be unreachable: %q", got)
 	}
 	record := dashEval[[]string](d, `Array.from(document.querySelectorAll('.dns:not(.dns-route) code')).map(c => c.innerText)`)
 	if len(record) != 3 || record[0] != "TXT" || record[1] != "_shortlink-verify."+domainName || !strings.HasPrefix(record[2], "shortlink-verify=") {
@@ -529,7 +537,12 @@ func TestDashboard(t *testing.T) {
 	// before it was disabled: every one failed, those attempted with the 500
 	// (one still waiting for its first attempt when the webhook was disabled
 	// ends unattempted).
-	rows := dashEval[[]string](d, `Array.from(document.querySelectorAll('.table tbody tr')).map(r => r.innerText.replace(/\s+/g, ' '))`)
+	rows := dashEval[[]string](d, `Array.from(document.querySelectorAll('.table tbody tr:not(.payload-row)')).map(r => r.innerText.replace(/\s+/g, ' '))`)
+	// Each delivery folds its payload below it: the body the receiver got.
+	payloads := dashEval[[]string](d, `Array.from(document.querySelectorAll('.table tbody tr.payload-row pre[aria-label=Payload]')).map(p => p.textContent)`)
+	if len(payloads) != len(rows) || len(payloads) == 0 || !strings.Contains(payloads[0], `"event": "link.created"`) {
+		t.Errorf("the deliveries' payloads: %d for %d deliveries, the first %q", len(payloads), len(rows), payloads)
+	}
 	failed, answered500 := 0, 0
 	for _, r := range rows {
 		if strings.HasPrefix(r, "link.created failed ") {

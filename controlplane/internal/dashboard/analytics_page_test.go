@@ -4,23 +4,15 @@ import (
 	"context"
 	"encoding/csv"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"shortlink.dev/controlplane/internal/httpapi"
-	"shortlink.dev/controlplane/internal/services"
-	"shortlink.dev/shared/config"
-	"shortlink.dev/shared/sqlstore"
 	"shortlink.dev/shared/stats"
 	"shortlink.dev/shared/workspace"
 
-	"io"
-	"log/slog"
 )
 
 // analyticsStats is fakeStats that also answers workspace analytics, with
@@ -86,31 +78,10 @@ func (s *analyticsStats) asked() []stats.AnalyticsQuery {
 }
 
 // newAnalyticsEnv is newEnv whose click store answers workspace analytics.
-func newAnalyticsEnv(t *testing.T) (*env, *analyticsStats) {
+func newAnalyticsEnv(t *testing.T, settings ...string) (*env, *analyticsStats) {
 	t.Helper()
-	cfg, err := config.Load(func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "t.db")
-	st, err := sqlstore.OpenSQLite(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
 	fake := &analyticsStats{}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc, err := services.New(services.Deps{Config: cfg, Store: st, Stats: fake, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(httpapi.New(httpapi.Options{Config: cfg, Store: st, Services: svc, Sessions: st, Logger: log}))
-	t.Cleanup(srv.Close)
-	ws := &workspace.Workspace{ID: "5d0c7c1e-3b7f-4c1a-8a55-0f6d3f1e9a02", Name: "analytics", Plan: workspace.Pro, CreatedAt: time.Now()}
-	if err := st.CreateWorkspace(context.Background(), ws); err != nil {
-		t.Fatal(err)
-	}
-	return &env{srv: srv, store: st, dbPath: path, ws: ws}, fake
+	return newEnvStats(t, fake, settings...), fake
 }
 
 func wantBody(t *testing.T, what string, p page, want ...string) {

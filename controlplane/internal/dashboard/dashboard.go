@@ -38,7 +38,9 @@ type KeyFinder interface {
 type Options struct {
 	// API serves the API (/api/v1/…) in process.
 	API http.Handler
-	// WithKey returns a context that makes API act for an already resolved key.
+	// WithKey returns a context that makes API act for an already resolved
+	// key; the requests made under one such context count once against the
+	// rate limit (a page is one request, whatever it calls).
 	WithKey func(ctx context.Context, k *workspace.APIKey) context.Context
 	// Keys resolves the key typed into the sign-in form.
 	Keys KeyFinder

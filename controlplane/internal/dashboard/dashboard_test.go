@@ -44,6 +44,12 @@ type env struct {
 
 func newEnv(t *testing.T, settings ...string) *env {
 	t.Helper()
+	return newEnvStats(t, fakeStats{}, settings...)
+}
+
+// newEnvStats is newEnv whose click store is sr.
+func newEnvStats(t *testing.T, sr stats.Reader, settings ...string) *env {
+	t.Helper()
 	vals := map[string]string{}
 	for _, s := range settings {
 		k, v, _ := strings.Cut(s, "=")
@@ -59,7 +65,7 @@ func newEnv(t *testing.T, settings ...string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	api := newAPI(t, cfg, st, nil)
+	api := newAPIStats(t, cfg, st, nil, sr)
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
 	ws := &workspace.Workspace{ID: "2b1c0c56-7a4e-4d0e-9a55-0f6d3f1e9a01", Name: "dash", Plan: workspace.Pro, CreatedAt: time.Now()}
@@ -73,8 +79,14 @@ func newEnv(t *testing.T, settings ...string) *env {
 // with the limiter l (nil: its own in-process one).
 func newAPI(t *testing.T, cfg *config.Config, st *sqlstore.Store, l ratelimit.Limiter) *httpapi.API {
 	t.Helper()
+	return newAPIStats(t, cfg, st, l, fakeStats{})
+}
+
+// newAPIStats is newAPI whose click store is sr.
+func newAPIStats(t *testing.T, cfg *config.Config, st *sqlstore.Store, l ratelimit.Limiter, sr stats.Reader) *httpapi.API {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc, err := services.New(services.Deps{Config: cfg, Store: st, Stats: fakeStats{}, Logger: log})
+	svc, err := services.New(services.Deps{Config: cfg, Store: st, Stats: sr, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,7 +132,10 @@ func (d *Dashboard) requireSession(next http.Handler) http.Handler {
 			}
 		}
 		w.Header().Set("Cache-Control", "no-store")
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionCtx{}, s)))
+		// The page's API calls act for the session's key and count once,
+		// together, against the workspace's rate limit: one page, one request.
+		ctx := d.o.WithKey(context.WithValue(r.Context(), sessionCtx{}, s), s.key)
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

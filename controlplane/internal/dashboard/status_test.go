@@ -232,3 +232,31 @@ func TestWebhookDeliveryPayload(t *testing.T) {
 		}
 	}
 }
+
+// A dashboard page counts once against the workspace's rate limit, however
+// many API calls it makes to be drawn: the analytics page makes 14, and a
+// Free workspace's 60 a minute were spent in four views.
+func TestDashboardPageCountsOnce(t *testing.T) {
+	e, _ := newAnalyticsEnv(t, "SHORTLINK_PLAN_RATE_LIMITS=free=60,pro=40,business=1000,scale=3000,enterprise=10000")
+	_, value := e.key(t)
+	b := e.browser(t)
+	b.signIn(value)
+	const views = 10
+	for i := range views {
+		if p := b.get("/analytics"); p.status != http.StatusOK {
+			t.Fatalf("view %d of /analytics: %d", i+1, p.status)
+		}
+	}
+	b.get("/links")
+	req, _ := http.NewRequest("GET", e.srv.URL+"/api/v1/links", nil)
+	req.Header.Set("Authorization", "Bearer "+value)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	// 11 pages and this request: 12 of the 40 (signing in calls no API).
+	if got := res.Header.Get("X-RateLimit-Remaining"); res.StatusCode != http.StatusOK || got != "28" {
+		t.Errorf("after %d page views and one API call: %d, %s remaining of 40; want 28", views+1, res.StatusCode, got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"shortlink.dev/controlplane/internal/ratelimit"
@@ -40,8 +41,9 @@ func (a *API) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		p, authErr := a.identify(ctx, r.Header.Get("Authorization"))
-		if k := inProcessKey(ctx); k != nil {
-			p, authErr = a.principalOfKey(ctx, k)
+		call := inProcessOf(ctx)
+		if call != nil {
+			p, authErr = a.principalOfKey(ctx, call.key)
 		}
 
 		key, limit := "ip:"+a.clientIP(r).String(), a.cfg.RateLimit(workspace.Free)
@@ -59,6 +61,8 @@ func (a *API) guard(next http.Handler) http.Handler {
 			// have a workspace's own clients refused 429 for the rest of
 			// the minute once the database is back.
 			res = ratelimit.Result{Allowed: true, Limit: limit, Remaining: limit, Reset: a.now().Truncate(time.Minute).Add(time.Minute)}
+		} else if call != nil {
+			res, err = call.counted.allow(func() (ratelimit.Result, error) { return a.limiter.Allow(ctx, key, limit) })
 		} else {
 			res, err = a.limiter.Allow(ctx, key, limit)
 		}
@@ -145,18 +149,52 @@ func (a *API) clientIP(r *http.Request) netip.Addr {
 // inProcess is the context key of WithKey.
 type inProcess struct{}
 
-// WithKey returns ctx carrying k, a key its caller already resolved (the
-// dashboard, from its session), for a request served in-process by the API's
-// handler: the API acts for k as if its value had been sent, with the same
-// permissions, validation and rate limits. A context value cannot cross the
-// network, so no client can set it.
-func WithKey(ctx context.Context, k *workspace.APIKey) context.Context {
-	return context.WithValue(ctx, inProcess{}, k)
+// inProcessCall is what WithKey puts in a context: the key, and the one
+// count against the rate limit that every request under it shares.
+type inProcessCall struct {
+	key     *workspace.APIKey
+	counted *countOnce
 }
 
-func inProcessKey(ctx context.Context) *workspace.APIKey {
-	k, _ := ctx.Value(inProcess{}).(*workspace.APIKey)
-	return k
+// countOnce counts a rate limit once, however many requests share it.
+type countOnce struct {
+	mu   sync.Mutex
+	done bool
+	res  ratelimit.Result
+	err  error
+}
+
+// allow returns count's answer, asked the first time only: the later
+// requests get the same answer (refused if the first was).
+func (c *countOnce) allow(count func() (ratelimit.Result, error)) (ratelimit.Result, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.done {
+		c.res, c.err = count()
+		c.done = c.err == nil
+	}
+	return c.res, c.err
+}
+
+// WithKey returns ctx carrying k, a key its caller already resolved (the
+// dashboard, from its session), for requests served in-process by the API's
+// handler: the API acts for k as if its value had been sent, with the same
+// permissions and validation. Every request under the returned context counts
+// once, together, against the workspace's rate limit: a dashboard page is one
+// request of the browser's, however many API calls it makes to be drawn
+// (the analytics page makes 14). WithKey on a context that already carries
+// k keeps its count. A context value cannot cross the network, so no client
+// can set it.
+func WithKey(ctx context.Context, k *workspace.APIKey) context.Context {
+	if c := inProcessOf(ctx); c != nil && c.key == k {
+		return ctx
+	}
+	return context.WithValue(ctx, inProcess{}, &inProcessCall{key: k, counted: &countOnce{}})
+}
+
+func inProcessOf(ctx context.Context) *inProcessCall {
+	c, _ := ctx.Value(inProcess{}).(*inProcessCall)
+	return c
 }
 
 // principalOfKey is the principal of a key resolved in-process: its workspace
