@@ -12,7 +12,6 @@ import (
 
 	"shortlink.dev/shared/stats"
 	"shortlink.dev/shared/workspace"
-
 )
 
 // analyticsStats is fakeStats that also answers workspace analytics, with
