@@ -91,7 +91,7 @@ func TestDomainRouteRecord(t *testing.T) {
 	for domain, want := range map[string][]string{
 		"sho.rt:8081":      {"<code>CNAME</code>", "<code>sho.rt</code>", "<dt>Target</dt>"},
 		"203.0.113.7:8081": {"<code>A</code>", "<code>203.0.113.7</code>", "<dt>Address</dt>"},
-		"localhost:8081":   {"<code>CNAME</code>", "<code>localhost</code>", "set SHORTLINK_DEFAULT_DOMAIN"},
+		"localhost:8081":   {"<code>CNAME</code>", "<code>localhost</code>", "sets SHORTLINK_DEFAULT_DOMAIN"},
 	} {
 		e := newEnv(t, "SHORTLINK_DEFAULT_DOMAIN="+domain)
 		_, value := e.key(t)
@@ -104,7 +104,7 @@ func TestDomainRouteRecord(t *testing.T) {
 				t.Errorf("default domain %s: the domains page lacks %s", domain, w)
 			}
 		}
-		if domain != "localhost:8081" && strings.Contains(p.body, "set SHORTLINK_DEFAULT_DOMAIN") {
+		if domain != "localhost:8081" && strings.Contains(p.body, "sets SHORTLINK_DEFAULT_DOMAIN") {
 			t.Errorf("default domain %s: the page calls it unreachable", domain)
 		}
 	}
