@@ -25,7 +25,7 @@ func (d *Dashboard) renderDomains(w http.ResponseWriter, r *http.Request, status
 	if h, _, err := net.SplitHostPort(p.Target); err == nil {
 		p.Target = h
 	}
-	v := view{Title: "Domains", Nav: "domains", Data: p, Problem: problem}
+	v := view{Title: "Domains", Nav: "domains", Data: p, Problem: problem, Form: domainFields}
 	renderListed(d, w, r, status, "domains", v, &p.Domains, (*client.Client).ListDomains)
 }
 
@@ -40,7 +40,7 @@ func (d *Dashboard) createDomain(w http.ResponseWriter, r *http.Request) {
 		d.renderDomains(w, r, problem.Status, &domainsPage{Name: name}, problem)
 		return
 	}
-	http.Redirect(w, r, "/domains?done=domain", http.StatusSeeOther)
+	d.redirectDone(w, r, "/domains", "domain")
 }
 
 func (d *Dashboard) verifyDomain(w http.ResponseWriter, r *http.Request) {
@@ -53,7 +53,7 @@ func (d *Dashboard) verifyDomain(w http.ResponseWriter, r *http.Request) {
 	if !dm.Verified {
 		done = "unverified"
 	}
-	http.Redirect(w, r, "/domains?done="+done, http.StatusSeeOther)
+	d.redirectDone(w, r, "/domains", done)
 }
 
 func (d *Dashboard) deleteDomain(w http.ResponseWriter, r *http.Request) {
@@ -61,5 +61,5 @@ func (d *Dashboard) deleteDomain(w http.ResponseWriter, r *http.Request) {
 		d.renderDomains(w, r, problem.Status, &domainsPage{}, problem)
 		return
 	}
-	http.Redirect(w, r, "/domains?done=deleted", http.StatusSeeOther)
+	d.redirectDone(w, r, "/domains", "deleted")
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"html/template"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -42,6 +43,20 @@ func designOf(get func(string) string) qrDesign {
 		q.CornerRadius = n
 	}
 	return q
+}
+
+// query is the design as the designer's address carries it (designOf
+// reads it back).
+func (q qrDesign) query() string {
+	v := url.Values{"url": {q.URL}, "foregroundColor": {q.Foreground}, "backgroundColor": {q.Background},
+		"errorCorrection": {q.ErrorCorrection}, "format": {q.Format}, "size": {strconv.Itoa(q.Size)},
+		"cornerRadius": {strconv.Itoa(q.CornerRadius)}}
+	for k, s := range map[string]string{"name": q.Name, "linkId": q.LinkID} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	return v.Encode()
 }
 
 // style is how the design is drawn. A size of 0, which the typed client
@@ -84,7 +99,7 @@ type qrPage struct {
 
 func (d *Dashboard) renderQR(w http.ResponseWriter, r *http.Request, status int, design qrDesign, problem *apiError) {
 	p := &qrPage{Design: design}
-	v := view{Title: "QR codes", Nav: "qr", Data: p, Problem: problem}
+	v := view{Title: "QR codes", Nav: "qr", Data: p, Problem: problem, Form: qrFields}
 	if design.URL != "" {
 		if svg, err := d.designSVG(r, design); err != nil {
 			if v.Problem == nil {
@@ -120,7 +135,17 @@ func (d *Dashboard) qrPreview(w http.ResponseWriter, r *http.Request) {
 	if problem != nil {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(problem.Status)
-		w.Write([]byte(problem.Message))
+		// In words, with the designer's labels: the API's field names
+		// mean nothing on the page.
+		msg := problem.Message
+		if problem.note(qrFields, nil); len(problem.Notes) > 0 {
+			var texts []string
+			for _, n := range problem.Notes {
+				texts = append(texts, n.Text)
+			}
+			msg = strings.Join(texts, " ")
+		}
+		w.Write([]byte(msg))
 		return
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")
@@ -165,7 +190,9 @@ func (d *Dashboard) qrSave(w http.ResponseWriter, r *http.Request) {
 		d.renderQR(w, r, problem.Status, q, problem)
 		return
 	}
-	http.Redirect(w, r, "/qr?done=qrsaved", http.StatusSeeOther)
+	// The designer comes back with the design saved, not reset.
+	q.Name = ""
+	d.redirectDone(w, r, "/qr?"+q.query(), "qrsaved")
 }
 
 // qrSavedDownload passes a saved code's file on.
@@ -185,7 +212,7 @@ func (d *Dashboard) qrDelete(w http.ResponseWriter, r *http.Request) {
 		d.renderQR(w, r, problem.Status, designOf(func(string) string { return "" }), problem)
 		return
 	}
-	http.Redirect(w, r, "/qr?done=deleted", http.StatusSeeOther)
+	d.redirectDone(w, r, "/qr", "deleted")
 }
 
 // imageType is the Content-Type of an image of the format (svg or png).
