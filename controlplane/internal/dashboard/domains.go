@@ -25,7 +25,11 @@ func (d *Dashboard) renderDomains(w http.ResponseWriter, r *http.Request, status
 	if h, _, err := net.SplitHostPort(p.Target); err == nil {
 		p.Target = h
 	}
-	v := view{Title: "Domains", Nav: "domains", Data: p, Problem: problem, Form: domainFields}
+	v := view{Title: "Domains", Nav: "domains", Data: p, Problem: problem}
+	if p.Name != "" {
+		// The add form's error: told under its field.
+		v.Form = domainFields
+	}
 	renderListed(d, w, r, status, "domains", v, &p.Domains, (*client.Client).ListDomains)
 }
 

@@ -103,7 +103,7 @@ func (e *apiError) note(f *formMap, data any) {
 // leadRE matches what an API message may start with that names a field
 // rather than saying what is wrong: "embedData.videoId ", "target of GB ",
 // "entry 0: url ".
-var leadRE = regexp.MustCompile(`^(?:entry \d+: (?:platform|url) |target of [A-Za-z]+ |[a-z][A-Za-z]*(?:\.[A-Za-z]+)+ )`)
+var leadRE = regexp.MustCompile(`^(?:entry \d+: (?:platform|url) |target of [A-Za-z]+ |[a-z]+[A-Z][A-Za-z]*(?:\[\d+\])?(?:\.[A-Za-z0-9]+)+ )`)
 
 // worded is msg, the API's message about the field name, as a sentence
 // about the input labelled label: "must not be empty" becomes "Destination

@@ -42,6 +42,7 @@ func TestFeedbackFieldMapping(t *testing.T) {
 		{galleryItemFields, nil, "embedData", "embedData.videoId must be a YouTube video id", "it-embed-value", "", "Video or audio link must be a YouTube video id."},
 		{webhookFields, nil, "events", "must name at least one event", "ed-ev-all", "edit", "Events must name at least one event."},
 		{nil, nil, "items[0].url", "is required", "", "", "Item 1 URL is required."},
+		{domainFields, nil, "name", "example.com is this service's own domain", "name", "", "Domain name example.com is this service's own domain."},
 	} {
 		e := &apiError{Fields: map[string]string{tc.name: tc.msg}}
 		e.note(tc.f, tc.data)

@@ -193,3 +193,46 @@ func TestFeedbackGalleryItemKept(t *testing.T) {
 		t.Errorf("the items: %+v", g.Items)
 	}
 }
+
+// The gallery's page form keeps what was typed after an error (it showed
+// the saved values), with the error under the social link it is about;
+// the QR designer comes back with the design it saved (it was reset).
+func TestFeedbackFormsKeepWhatWasTyped(t *testing.T) {
+	e := newEnv(t)
+	_, value := e.key(t)
+	var g struct{ ID string }
+	apiJSON(t, e, value, "POST", "/galleries", map[string]any{"slug": "typed", "title": "Saved title"}, &g)
+	b := e.browser(t)
+	b.signIn(value)
+	path := "/galleries/" + g.ID
+	p := b.post(path, path, url.Values{"slug": {"typed"}, "title": {"Typed title"}, "bio": {"Typed bio"}, "theme": {"dark"},
+		"socialPlatform": {"github", "instagram"}, "socialUrl": {"https://github.com/ada", "javascript:alert(1)"}})
+	wantStatus(t, "a social link of javascript", p, http.StatusBadRequest)
+	for _, want := range []string{`value="Typed title"`, ">Typed bio</textarea>", "<option selected>dark</option>", `value="https://github.com/ada"`,
+		`id="su1" name="socialUrl" type="url" value="javascript:alert(1)" placeholder="https://instagram.com/you" aria-invalid="true" aria-describedby="su1-error">`,
+		`<p class="field-error" id="su1-error">Profile URL 2 `, `<a href="#su1">Profile URL 2</a>`} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("the refused page form lacks %s", want)
+		}
+	}
+	if strings.Contains(p.body, `value="Saved title"`) {
+		t.Errorf("the refused page form shows the saved title, not the typed one")
+	}
+
+	design := url.Values{"url": {"https://example.com/menu"}, "foregroundColor": {"#1a237e"}, "backgroundColor": {"#fffde7"},
+		"errorCorrection": {"H"}, "size": {"640"}, "cornerRadius": {"20"}, "format": {"png"}, "name": {"Menu"}}
+	p = b.post("/qr", "/qr/save", design)
+	if p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), "/qr?") || cookie(t, p, "sl_flash").Value != "qrsaved" {
+		t.Fatalf("save: %d to %q", p.status, p.header.Get("Location"))
+	}
+	p = b.get(p.header.Get("Location"))
+	for _, want := range []string{"QR code saved.", `value="#1a237e"`, `value="#fffde7"`, `<option value="H" selected>`, `value="640"`, `value="20"`,
+		`<option value="png" selected>`} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("the designer after saving lacks %s", want)
+		}
+	}
+	if strings.Contains(p.body, `id="qr-name" name="name" value="Menu"`) {
+		t.Errorf("the designer after saving offers to save the same name again")
+	}
+}
