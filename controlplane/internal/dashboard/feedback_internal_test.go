@@ -42,6 +42,10 @@ func TestFeedbackFieldMapping(t *testing.T) {
 		{galleryItemFields, nil, "embedData", "embedData.videoId must be a YouTube video id", "it-embed-value", "", "Video or audio link must be a YouTube video id."},
 		{webhookFields, nil, "events", "must name at least one event", "ed-ev-all", "edit", "Events must name at least one event."},
 		{nil, nil, "items[0].url", "is required", "", "", "Item 1 URL is required."},
+		{linkFields, link, "geoTargets.GB", "must be an absolute URL", "geoUrl0", "targeting", "URL for United Kingdom must be an absolute URL."},
+		{linkFields, link, "deviceTargets.desktop", "is not a valid URL", "desktop", "targeting", "Desktop URL is not a valid URL."},
+		{gallerySettingsFields, nil, "socialLinks[2].url", "must not be empty", "su2", "", "Profile URL 3 must not be empty."},
+		{galleryItemFields, nil, "embedData.uri", "must be a Spotify URI", "it-embed-value", "", "Video or audio link must be a Spotify URI."},
 		{domainFields, nil, "name", "example.com is this service's own domain", "name", "", "Domain name example.com is this service's own domain."},
 	} {
 		e := &apiError{Fields: map[string]string{tc.name: tc.msg}}

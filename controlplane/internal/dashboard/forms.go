@@ -70,6 +70,10 @@ var linkFields = &formMap{
 // country's URL or its picker in the country's row, a device's URL.
 func placeLinkTarget(data any, name, msg string) (formField, string, bool) {
 	f, _ := data.(*linkForm)
+	// A nested name says the key itself: geoTargets.GB, deviceTargets.mobile.
+	if group, key, ok := strings.Cut(name, "."); ok && (group == "geoTargets" || group == "deviceTargets") {
+		name, msg = group, "target of "+key+" "+msg
+	}
 	switch name {
 	case "geoTargets":
 		if f == nil {
@@ -109,8 +113,12 @@ func placeLinkTarget(data any, name, msg string) (formField, string, bool) {
 // galleriesFields is the new gallery form's map (galleries.html).
 var galleriesFields = &formMap{fields: fields("slug|g-slug|Slug", "title|g-title|Title", "theme|g-theme|Theme")}
 
-// entryRE reads which social link the API refused: "entry 2: url …".
-var entryRE = regexp.MustCompile(`^entry (\d+): (platform|url) `)
+var (
+	// entryRE reads which social link the API refused: "entry 2: url …".
+	entryRE = regexp.MustCompile(`^entry (\d+): (platform|url) `)
+	// socialNameRE reads a nested name of a social link: socialLinks[2].url.
+	socialNameRE = regexp.MustCompile(`^socialLinks\[(\d+)\]\.(platform|url)$`)
+)
 
 // gallerySettingsFields is the gallery page form's map (gallery.html).
 var gallerySettingsFields = &formMap{
@@ -118,6 +126,9 @@ var gallerySettingsFields = &formMap{
 		"avatarUrl|gs-avatar|Avatar URL", "socialLinks|sp0|Social links", "customCss|gs-css|Custom CSS"),
 	place: func(_ any, name, msg string) (formField, string, bool) {
 		m := entryRE.FindStringSubmatch(msg)
+		if n := socialNameRE.FindStringSubmatch(name); n != nil {
+			m, name = n, "socialLinks"
+		}
 		if name != "socialLinks" || m == nil {
 			return formField{}, "", false
 		}
@@ -133,7 +144,8 @@ var gallerySettingsFields = &formMap{
 // (gallery.html): a thumbnail is an image item's image.
 var galleryItemFields = &formMap{
 	fields: fields("type|it-type|Type", "title|it-title|Title", "url|it-url|URL", "thumbnailUrl|it-thumb|Thumbnail URL",
-		"embedType|it-embed|Provider", "embedData|it-embed-value|Video or audio link"),
+		"embedType|it-embed|Provider", "embedData|it-embed-value|Video or audio link", "embedData.videoId|it-embed-value|Video or audio link",
+		"embedData.uri|it-embed-value|Video or audio link", "embedData.url|it-embed-value|Video or audio link"),
 	place: func(data any, name, msg string) (formField, string, bool) {
 		p, _ := data.(*galleryPage)
 		if name != "thumbnailUrl" || p == nil || p.Item.Type != "image" {
