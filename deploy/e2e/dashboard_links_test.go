@@ -85,7 +85,7 @@ func TestLinksListDashboard(t *testing.T) {
 
 		// Archive them: both archived, listed under Show: Archived.
 		d.do("archive the ticked", chromedp.Click(chromedp.CSS(`#bulk button[value=archive]`)))
-		d.awaitPage("done=bulkarchived")
+		d.awaitNotice(list, "2 links archived")
 		if got := d.text(".notice"); !strings.Contains(got, "2 links archived") || !strings.Contains(got, "Undo") {
 			t.Errorf("%s: the notice says %q", vp.name, got)
 		}
@@ -96,6 +96,14 @@ func TestLinksListDashboard(t *testing.T) {
 			}
 		}
 		d.screenshot("links-list-archived-notice-" + vp.name)
+
+		// Undo, from the notice, restores both; archive them again.
+		d.do("undo", chromedp.Click(chromedp.CSS(`.notice .undo button`)))
+		d.awaitNotice(list, "2 links restored")
+		d.await("the three links back", rows+` === 3`)
+		d.do("tick two links again", chromedp.Click(chromedp.CSS(`#link-`+ids[0]+` .link-pick`)), chromedp.Click(chromedp.CSS(`#link-`+ids[1]+` .link-pick`)))
+		d.do("archive the ticked again", chromedp.Click(chromedp.CSS(`#bulk button[value=archive]`)))
+		d.awaitNotice(list, "2 links archived")
 		d.pick("#archived", "only")
 		d.await("Show: Archived", `location.search.includes('archived=only') && `+rows+` === 2`)
 		for _, id := range ids[:2] {
@@ -108,10 +116,11 @@ func TestLinksListDashboard(t *testing.T) {
 		}
 		d.screenshot("links-list-show-archived-" + vp.name)
 
-		// Undo, from the notice, restores both.
-		d.open(list + "&done=bulkarchived&n=2&undo=" + ids[0] + "," + ids[1])
-		d.do("undo", chromedp.Click(chromedp.CSS(`.notice .undo button`)))
-		d.awaitPage("done=bulkrestored")
+		// Restore, from the archived list, brings both back.
+		d.do("tick both archived", chromedp.Click(chromedp.CSS(`#link-`+ids[0]+` .link-pick`)), chromedp.Click(chromedp.CSS(`#link-`+ids[1]+` .link-pick`)))
+		d.do("restore the ticked", chromedp.Click(chromedp.CSS(`#bulk button[value=restore]`)))
+		d.awaitNotice("/links", "2 links restored")
+		d.open(list)
 		d.await("the three links back", rows+` === 3`)
 
 		// A tag added to the ticked links shows on them.
@@ -119,7 +128,7 @@ func TestLinksListDashboard(t *testing.T) {
 		d.do("tick two links", chromedp.Click(chromedp.CSS(`#link-`+ids[1]+` .link-pick`)), chromedp.Click(chromedp.CSS(`#link-`+ids[2]+` .link-pick`)))
 		d.set("#bulk-tag", tag)
 		d.do("add the tag", chromedp.Click(chromedp.CSS(`#bulk button[value=addTag]:not(.sr-only)`)))
-		d.awaitPage("done=tagged")
+		d.awaitNotice(list, "Tag added to 2 links")
 		for i, id := range ids {
 			has := dashEval[bool](d, `[...document.querySelectorAll('#link-`+id+` .tag')].some(a => a.textContent === '`+tag+`')`)
 			if has != (i > 0) {
@@ -220,14 +229,14 @@ func TestLinksListDashboard(t *testing.T) {
 		d.screenshot("links-list-noscript-" + vp.name)
 		d.do("tick two links", chromedp.Click(chromedp.CSS(`#link-`+ids[0]+` .link-pick`)), chromedp.Click(chromedp.CSS(`#link-`+ids[2]+` .link-pick`)))
 		d.do("archive the ticked", chromedp.Click(chromedp.CSS(`#bulk button[value=archive]`)))
-		d.awaitPage("done=bulkarchived")
+		d.awaitNotice("/links", "2 links archived")
 		for _, id := range []string{ids[0], ids[2]} {
 			if l := tg.getLink(t, w.Key, id); !l.IsArchived {
 				t.Errorf("%s: without a script, link %s not archived", vp.name, id)
 			}
 		}
 		d.do("undo", chromedp.Click(chromedp.CSS(`.notice .undo button`)))
-		d.awaitPage("done=bulkrestored")
+		d.awaitNotice("/links", "2 links restored")
 		if l := tg.getLink(t, w.Key, ids[0]); l.IsArchived {
 			t.Errorf("%s: without a script, Undo did not restore", vp.name)
 		}

@@ -128,12 +128,13 @@ func TestQRLogoDesigner(t *testing.T) {
 			d.set("#qr-name", "Menu "+vp.name)
 			d.pick("#qr-format", "png")
 			d.do("save", chromedp.Click(chromedp.CSS("#qr-save")))
-			d.awaitPage("done=qrsaved")
+			d.awaitNotice("/qr?code=", "QR code saved")
 			d.await("the saved design", `document.readyState === 'complete' && !!document.getElementById('qr-logo')`)
 			got := dashEval[[]string](d, `[document.querySelector('input[name=logoMode]:checked').value, document.getElementById('qr-url').value,
 				document.getElementById('qr-ec').value, document.getElementById('qr-name').value, document.getElementById('qr-format').value,
 				String(!!document.getElementById('qr-preview').getAttribute('src'))]`)
-			if want := []string{"default", l.ShortURL, "H", "Menu " + vp.name, "png", "true"}; strings.Join(got, "|") != strings.Join(want, "|") {
+			// The name is left empty: Save again would make a second code of the same name.
+			if want := []string{"default", l.ShortURL, "H", "", "png", "true"}; strings.Join(got, "|") != strings.Join(want, "|") {
 				t.Errorf("after save the designer shows %q, want %q", got, want)
 			}
 			d.screenshot("qrlogo-saved-" + vp.name)

@@ -238,7 +238,7 @@ func TestDashboard(t *testing.T) {
 	d.pick("#geoCountry0", "DE")
 	d.set("#geoUrl0", landing.URL+"/germany")
 	d.do("create the link", chromedp.Click(chromedp.CSS(`#link-form button[type=submit]`)))
-	d.awaitPage("done=created")
+	d.awaitNotice("/links/lnk_", "Link created.")
 	linkID := regexp.MustCompile(`/links/(lnk_[A-Za-z0-9]+)`).FindStringSubmatch(d.location())
 	if linkID == nil {
 		t.Fatalf("after creating: at %s", d.location())
@@ -361,7 +361,11 @@ func TestDashboard(t *testing.T) {
 	// Save the design: it is listed, and its download is the designed code.
 	d.set("#qr-name", "Table menu")
 	d.do("save the code", chromedp.Click(chromedp.CSS("#qr-save")))
-	d.awaitPage("done=qrsaved")
+	d.awaitNotice("/qr?", "QR code saved.")
+	// The designer keeps the design it saved (it was reset).
+	if got := dashEval[string](d, `document.getElementById('qr-fg').value`); !strings.EqualFold(got, "#1a237e") {
+		t.Errorf("after saving, the designer's foreground is %s, want the saved #1a237e", got)
+	}
 	codes, _ := tg.listQR(t, w.Key, "")
 	if len(codes) != 1 || codes[0].Name != "Table menu" || codes[0].URL != qrURL || !strings.EqualFold(codes[0].ForegroundColor, "#1a237e") {
 		t.Fatalf("the API's saved codes after saving one: %+v", codes)
@@ -392,7 +396,7 @@ func TestDashboard(t *testing.T) {
 		d.set("#it-title", name)
 		d.set("#it-url", "https://example.com/"+strings.ToLower(name))
 		d.do("add "+name, chromedp.Click(chromedp.CSS(`#add-item button[type=submit]`)))
-		d.awaitPage("done=item")
+		d.awaitNotice(galleryPath, "Item added.")
 		d.open(galleryPath)
 	}
 	order := func() string {
@@ -409,13 +413,13 @@ func TestDashboard(t *testing.T) {
 		b.dispatchEvent(new DragEvent('dragover', {bubbles: true, cancelable: true, dataTransfer: dt, clientY: r.bottom - 2}));
 		b.dispatchEvent(new DragEvent('drop', {bubbles: true, cancelable: true, dataTransfer: dt, clientY: r.bottom - 2}));
 		return true })()`)
-	d.awaitPage("done=moved")
+	d.awaitNotice(galleryPath, "Order saved.")
 	if got := order(); got != "Second,Third,First" {
 		t.Errorf("after dragging First to the end: %q, want Second,Third,First", got)
 	}
 	// The keyboard's way: focus "Move Third up" and press Enter.
 	d.do("move up", chromedp.Focus(chromedp.CSS(`button[aria-label="Move Third up"]`)), chromedp.KeyEvent("\r"))
-	d.awaitPage("done=moved#item-")
+	d.awaitNotice(galleryPath+"#item-", "Order saved.")
 	if got := order(); got != "Third,Second,First" {
 		t.Errorf("after moving Third up: %q, want Third,Second,First", got)
 	}
@@ -433,7 +437,7 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("the preview shows %q with %q in %s on %s, want \"Ada's links\" with Third,Second,First in the dark theme's rgb(232, 234, 237) on rgb(15, 17, 21)", h, items, fg, bg)
 	}
 	d.do("publish", chromedp.Click(chromedp.CSS("#publish")))
-	d.awaitPage("done=published")
+	d.awaitNotice(galleryPath, "Gallery published.")
 	publicURL := d.text("#public-url")
 	if publicURL != tg.EdgeBase+"bio/"+gslug {
 		t.Errorf("public URL %q, want %s", publicURL, tg.EdgeBase+"bio/"+gslug)
@@ -454,7 +458,7 @@ func TestDashboard(t *testing.T) {
 	d.open("/domains")
 	d.set("#name", domainName)
 	d.do("add the domain", chromedp.Click(chromedp.CSS(`.inline-form button[type=submit]`)))
-	d.awaitPage("done=domain")
+	d.awaitNotice("/domains", "Domain added.")
 	// Which host to point it at (the domains page never said).
 	// The suite's default domain is the edge's address, 127.0.0.1:port: an
 	// A record to the address, never a CNAME to an IP or a host:port, and a
@@ -474,13 +478,13 @@ func TestDashboard(t *testing.T) {
 	// Before the record is in the zone, verifying fails, and says so in the
 	// failure colour (it was a green success banner).
 	d.do("verify too early", chromedp.Click(chromedp.CSS(`form[action$="/verify"] button`)))
-	d.awaitPage("done=unverified")
+	d.awaitNotice("/domains", "Not verified")
 	if got := d.text(".notice-failed"); !strings.Contains(got, "Not verified") {
 		t.Errorf("verifying without the TXT record: failure notice %q", got)
 	}
 	zone.Set(record[1], record[2])
 	d.do("verify", chromedp.Click(chromedp.CSS(`form[action$="/verify"] button`)))
-	d.awaitPage("done=verified")
+	d.awaitNotice("/domains", "Domain verified.")
 	if !strings.Contains(d.text(".domain"), "Verified") {
 		t.Errorf("the domain is not shown verified: %q", d.text(".domain"))
 	}
@@ -504,7 +508,7 @@ func TestDashboard(t *testing.T) {
 	}
 	d.open(webhookPath)
 	d.do("test", chromedp.Click(chromedp.CSS(`form[action$="/test"] button`)))
-	d.awaitPage("done=tested")
+	d.awaitNotice(webhookPath, "Test event delivered")
 	if got := d.text(".table"); !strings.Contains(got, "test") || !strings.Contains(got, "success") {
 		t.Errorf("the deliveries table does not show the test delivered: %q", got)
 	}
@@ -514,7 +518,7 @@ func TestDashboard(t *testing.T) {
 	hooks.setSecret("dashboard-refusing", refusing.Secret)
 	d.open("/webhooks/" + refusing.ID)
 	d.do("test the refusing receiver", chromedp.Click(chromedp.CSS(`form[action$="/test"] button`)))
-	d.awaitPage("done=testfailed")
+	d.awaitNotice("/webhooks/"+refusing.ID, "not delivered")
 	if got := d.text(".notice-failed"); !strings.Contains(got, "not delivered") {
 		t.Errorf("a refused test event: failure notice %q", got)
 	}
@@ -558,7 +562,7 @@ func TestDashboard(t *testing.T) {
 	}
 	d.shoot("webhook-disabled", "/webhooks/"+broken.ID)
 	d.do("re-enable", chromedp.Click(chromedp.CSS(`form[action$="/enable"] button`)))
-	d.awaitPage("done=enabled")
+	d.awaitNotice("/webhooks/"+broken.ID, "Webhook re-enabled.")
 	if on := tg.getWebhook(t, w.Key, broken.ID); !on.IsActive || on.ConsecutiveFailures != 0 {
 		t.Errorf("after Re-enable the API says isActive %v consecutiveFailures %d, want true and 0", on.IsActive, on.ConsecutiveFailures)
 	}
@@ -594,7 +598,7 @@ func TestDashboard(t *testing.T) {
 	d.open("/keys")
 	dashEval[bool](d, `(window.confirm = () => true, true)`)
 	d.do("revoke", chromedp.Click(chromedp.CSS(`button[aria-label="Revoke Read-only"]`)))
-	d.awaitPage("done=revoked")
+	d.awaitNotice("/keys", "API key revoked.")
 	other.open("/links")
 	if loc := other.location(); !strings.Contains(loc, "/?next=") || !dashEval[bool](other, `!!document.getElementById('key')`) {
 		t.Errorf("the revoked key's session still works: at %s", loc)
@@ -684,7 +688,10 @@ func TestDashboard(t *testing.T) {
 	// The hosted test checkout, paid: back on the usage page, on the new plan.
 	d.shoot("checkout", strings.TrimPrefix(d.location(), d.origin))
 	d.do("pay", chromedp.Click(chromedp.CSS(`button.pay`)))
-	d.awaitPage("/usage?done=upgraded")
+	d.awaitNotice("/usage", "Payment received")
+	if loc := d.location(); loc != d.origin+"/usage" {
+		t.Errorf("after paying: at %s, want the clean /usage (the checkout's ?done= read once)", loc)
+	}
 	if got := d.text("main"); !strings.Contains(got, "Payment received") || !strings.Contains(strings.ToLower(got), "plan business") {
 		t.Errorf("after paying, the usage page says %q", got)
 	}

@@ -153,6 +153,96 @@ func CheckSocialURL(raw string) string {
 	return link.CheckTargetURL(raw)
 }
 
+// EmbedValue returns what an embed's embedData holds for the address s that
+// people copy from the provider (with or without https://): a YouTube or
+// Vimeo video's id (VideoID), a Spotify URI (spotify:track:…) for an
+// open.spotify.com link (also its /embed/ and http:// forms), and a
+// https://soundcloud.com/… link for a SoundCloud page (m. and www., http://,
+// the player's ?url=, with its query dropped). Anything else is returned
+// trimmed, for EmbedSrc to judge.
+func EmbedValue(embedType EmbedType, s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.HasPrefix(s, "spotify:") {
+		return s
+	}
+	u, ok := webAddress(s)
+	if !ok {
+		return s
+	}
+	host := strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
+	switch embedType {
+	case EmbedYouTube, EmbedVimeo:
+		return VideoID(embedType, u.String())
+	case EmbedSpotify:
+		if host != "open.spotify.com" {
+			return s
+		}
+		parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+		if len(parts) > 0 && (parts[0] == "embed" || strings.HasPrefix(parts[0], "intl-")) {
+			parts = parts[1:]
+		}
+		if len(parts) == 2 {
+			if uri := "spotify:" + parts[0] + ":" + parts[1]; spotifyURIRE.MatchString(uri) {
+				return uri
+			}
+		}
+	case EmbedSoundCloud:
+		if host == "w.soundcloud.com" {
+			if inner, ok := webAddress(u.Query().Get("url")); ok {
+				u, host = inner, strings.TrimPrefix(strings.ToLower(inner.Hostname()), "www.")
+			}
+		}
+		host = strings.TrimPrefix(host, "m.")
+		if host == "soundcloud.com" && u.User == nil && u.Port() == "" && strings.Trim(u.Path, "/") != "" {
+			return "https://soundcloud.com" + strings.TrimSuffix(u.EscapedPath(), "/")
+		}
+	}
+	return s
+}
+
+// DetectEmbed names the provider of the address s, for a form that takes a
+// link without asking whose it is; "" when it is none of them.
+func DetectEmbed(s string) EmbedType {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "spotify:") {
+		return EmbedSpotify
+	}
+	u, ok := webAddress(s)
+	if !ok {
+		return ""
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, p := range []struct {
+		t     EmbedType
+		hosts []string
+	}{
+		{EmbedYouTube, []string{"youtube.com", "youtu.be", "youtube-nocookie.com"}},
+		{EmbedVimeo, []string{"vimeo.com"}},
+		{EmbedSpotify, []string{"spotify.com"}},
+		{EmbedSoundCloud, []string{"soundcloud.com"}},
+	} {
+		for _, h := range p.hosts {
+			if host == h || strings.HasSuffix(host, "."+h) {
+				return p.t
+			}
+		}
+	}
+	return ""
+}
+
+// webAddress reads s as an http(s) address, taking one without a scheme
+// ("youtu.be/…") for https.
+func webAddress(s string) (*url.URL, bool) {
+	if !strings.Contains(s, "://") && strings.Contains(s, ".") && !strings.ContainsAny(s, " \t") {
+		s = "https://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, false
+	}
+	return u, true
+}
+
 // VideoID returns the video id a YouTube or Vimeo address names, for
 // people who paste the address they watch at (the API takes the id alone,
 // embedData.videoId): youtube.com/watch?v=ID, youtu.be/ID,

@@ -20,6 +20,9 @@ type apiError struct {
 	Message string
 	// Fields maps each offending field to what is wrong with it.
 	Fields map[string]string
+	// Notes are Fields in words, for the form the page shows (render
+	// fills them in).
+	Notes []fieldNote
 }
 
 // FieldList is Fields sorted by name, for the page.

@@ -107,7 +107,7 @@ func (d *Dashboard) routes() chi.Router {
 	r.Get("/signin", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })
 
 	r.Group(func(r chi.Router) {
-		r.Use(d.requireSession)
+		r.Use(d.requireSession, d.doneFromQuery)
 		r.Post("/signout", d.signOut)
 
 		r.Get("/links", d.listLinks)

@@ -672,7 +672,8 @@ func TestLinks(t *testing.T) {
 	wantRedirect(t, "create", p, "/links/lnk_")
 	id := strings.TrimPrefix(strings.SplitN(p.header.Get("Location"), "?", 2)[0], "/links/")
 
-	p = b.get("/links/" + id + "?done=created")
+	wantFlash(t, "create", p, "/links/"+id, "created")
+	p = b.get("/links/" + id)
 	wantStatus(t, "edit page", p, http.StatusOK)
 	for _, s := range []string{"Link created.", `value="GB" selected`, `value="https://example.co.uk/"`, `value="2031-05-01T12:30"`, `value="launch, email"`,
 		"This link has a password", `value="newsletter"`, `value="myapp://spring"`, `value="100"`, `<img src="data:image/svg&#43;xml;base64,`} {
@@ -712,7 +713,7 @@ func TestLinks(t *testing.T) {
 	}
 
 	// Archive and restore.
-	wantRedirect(t, "archive", b.post("/links", "/links/"+id+"/archive", url.Values{"back": {"/links"}}), "/links?done=archived")
+	wantFlash(t, "archive", b.post("/links", "/links/"+id+"/archive", url.Values{"back": {"/links"}}), "/links", "archived:"+id)
 	if p := b.get("/links"); strings.Contains(p.body, `id="link-`+id+`"`) {
 		t.Errorf("an archived link is listed among the active ones")
 	}
@@ -851,7 +852,7 @@ func TestKeys(t *testing.T) {
 			revoke = x[1]
 		}
 	}
-	wantRedirect(t, "revoke", b.post("/keys", "/keys/"+revoke+"/revoke", nil), "/keys?done=revoked")
+	wantFlash(t, "revoke", b.post("/keys", "/keys/"+revoke+"/revoke", nil), "/keys", "revoked")
 	wantRedirect(t, "the revoked key's session", other.get("/links"), "/?next=")
 	wantStatus(t, "the revoking session", b.get("/keys"), http.StatusOK)
 

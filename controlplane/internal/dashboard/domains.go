@@ -58,6 +58,10 @@ func routeOf(defaultDomain string) routeRecord {
 func (d *Dashboard) renderDomains(w http.ResponseWriter, r *http.Request, status int, p *domainsPage, problem *apiError) {
 	p.Route = routeOf(d.o.Config.DefaultDomain)
 	v := view{Title: "Domains", Nav: "domains", Data: p, Problem: problem}
+	if p.Name != "" {
+		// The add form's error: told under its field.
+		v.Form = domainFields
+	}
 	renderListed(d, w, r, status, "domains", v, &p.Domains, (*client.Client).ListDomains)
 }
 
@@ -72,7 +76,7 @@ func (d *Dashboard) createDomain(w http.ResponseWriter, r *http.Request) {
 		d.renderDomains(w, r, problem.Status, &domainsPage{Name: name}, problem)
 		return
 	}
-	http.Redirect(w, r, "/domains?done=domain", http.StatusSeeOther)
+	d.redirectDone(w, r, "/domains", "domain")
 }
 
 func (d *Dashboard) verifyDomain(w http.ResponseWriter, r *http.Request) {
@@ -85,7 +89,7 @@ func (d *Dashboard) verifyDomain(w http.ResponseWriter, r *http.Request) {
 	if !dm.Verified {
 		done = "unverified"
 	}
-	http.Redirect(w, r, "/domains?done="+done, http.StatusSeeOther)
+	d.redirectDone(w, r, "/domains", done)
 }
 
 func (d *Dashboard) deleteDomain(w http.ResponseWriter, r *http.Request) {
@@ -93,5 +97,5 @@ func (d *Dashboard) deleteDomain(w http.ResponseWriter, r *http.Request) {
 		d.renderDomains(w, r, problem.Status, &domainsPage{}, problem)
 		return
 	}
-	http.Redirect(w, r, "/domains?done=deleted", http.StatusSeeOther)
+	d.redirectDone(w, r, "/domains", "deleted")
 }

@@ -54,7 +54,7 @@ func (d *Dashboard) createKey(w http.ResponseWriter, r *http.Request) {
 			p.Chosen = append(p.Chosen, string(perm))
 		}
 	}
-	v := view{Title: "API keys", Nav: "keys", Data: p}
+	v := view{Title: "API keys", Nav: "keys", Data: p, Form: keyFields}
 	k, err := d.api(r).CreateAPIKey(r.Context(), p.Name, p.Chosen)
 	if problem := problemOf(err); problem != nil {
 		v.Problem = problem
@@ -86,5 +86,5 @@ func (d *Dashboard) revokeKey(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	http.Redirect(w, r, "/keys?done=revoked", http.StatusSeeOther)
+	d.redirectDone(w, r, "/keys", "revoked")
 }

@@ -314,12 +314,12 @@ func (d *Dashboard) createLink(w http.ResponseWriter, r *http.Request) {
 	if problem == nil {
 		l, err := d.api(r).CreateLink(r.Context(), in)
 		if problem = problemOf(err); problem == nil {
-			http.Redirect(w, r, "/links/"+l.ID+"?done=created", http.StatusSeeOther)
+			d.redirectDone(w, r, "/links/"+l.ID, "created")
 			return
 		}
 	}
 	f.withBlankGeo().Domains = d.domainNames(r)
-	d.render(w, r, problem.Status, "link", view{Title: "New link", Nav: "links", Problem: problem, Data: f})
+	d.render(w, r, problem.Status, "link", view{Title: "New link", Nav: "links", Problem: problem, Form: linkFields, Data: f})
 }
 
 // getLink reads the link of the request's {id}.
@@ -365,7 +365,7 @@ func (d *Dashboard) updateLink(w http.ResponseWriter, r *http.Request) {
 	if problem == nil {
 		_, err := d.api(r).UpdateLink(r.Context(), l.ID, u)
 		if problem = problemOf(err); problem == nil {
-			http.Redirect(w, r, "/links/"+l.ID+"?done=saved", http.StatusSeeOther)
+			d.redirectDone(w, r, "/links/"+l.ID, "saved")
 			return
 		}
 	}
@@ -373,7 +373,7 @@ func (d *Dashboard) updateLink(w http.ResponseWriter, r *http.Request) {
 	f.Status = linkStatus(*l)
 	f.withBlankGeo().QR = d.qrDataURL(r, l.ShortURL)
 	f.Domains = d.domainNames(r)
-	d.render(w, r, problem.Status, "link", view{Title: l.Slug, Nav: "links", Problem: problem, Data: f})
+	d.render(w, r, problem.Status, "link", view{Title: l.Slug, Nav: "links", Problem: problem, Form: linkFields, Data: f})
 }
 
 func (d *Dashboard) archiveLink(w http.ResponseWriter, r *http.Request) {
@@ -400,27 +400,13 @@ func (d *Dashboard) linkAction(w http.ResponseWriter, r *http.Request, done stri
 	if back == "" {
 		back = "/links/" + id
 	}
-	to := withDone(back, done)
+	undo := ""
 	if done == "archived" {
 		// The notice offers to undo it: a restore of this link.
-		to = withQuery(to, "undo", id)
+		undo = id
 	}
-	http.Redirect(w, r, to, http.StatusSeeOther)
-}
-
-// withDone adds done=name to the query of the path back.
-func withDone(back, done string) string { return withQuery(back, "done", done) }
-
-// withQuery sets name=value in the query of the path back.
-func withQuery(back, name, value string) string {
-	u, err := url.Parse(back)
-	if err != nil {
-		return "/"
-	}
-	q := u.Query()
-	q.Set(name, value)
-	u.RawQuery = q.Encode()
-	return u.RequestURI()
+	d.setFlash(w, r, done, undo)
+	http.Redirect(w, r, back, http.StatusSeeOther)
 }
 
 func str(p *string) string {

@@ -110,11 +110,13 @@ func (d *Dashboard) bulkAction(w http.ResponseWriter, r *http.Request) {
 		d.renderLinks(w, r, u.Query(), problem, checked, sel.Tags)
 		return
 	}
-	to := withQuery(withDone(back, bulkDone[sel.Action]), "n", strconv.Itoa(len(sel.IDs)))
+	arg := strconv.Itoa(len(sel.IDs))
 	if sel.Action == "archive" {
-		to = withQuery(to, "undo", strings.Join(sel.IDs, ","))
+		// The notice offers to undo it: a restore of the same links.
+		arg = strings.Join(sel.IDs, ".")
 	}
-	http.Redirect(w, r, to, http.StatusSeeOther)
+	d.setFlash(w, r, bulkDone[sel.Action], arg)
+	http.Redirect(w, r, back, http.StatusSeeOther)
 }
 
 // bulkNotices are the notices of the bulk actions; {n} is the number of
@@ -129,35 +131,21 @@ var bulkNotices = map[string]string{
 // countRE is the shape of the notice's n.
 var countRE = regexp.MustCompile(`^[1-9][0-9]{0,2}$`)
 
-// bulkNotice is the notice of a bulk action the query names (done and n),
-// and the links its Undo restores (an archive's undo); ok is false when the
-// query names none.
-func bulkNotice(q url.Values) (text string, undo []string, ok bool) {
-	text, ok = bulkNotices[q.Get("done")]
-	if !ok {
-		return "", nil, false
-	}
-	n := q.Get("n")
-	if !countRE.MatchString(n) {
-		n = "0"
+// bulkNotice is the notice of the bulk action done (a name of bulkNotices)
+// with its flash's arg (parseFlash checked it): the number of links, or the
+// links a bulk archive's Undo restores.
+func bulkNotice(done, arg string) (text string, undo []string) {
+	n := arg
+	if done == "bulkarchived" {
+		undo = strings.Split(arg, ".")
+		n = strconv.Itoa(len(undo))
 	}
 	what := n + " links"
 	if n == "1" {
 		what = "1 link"
 	}
-	text = strings.Replace(text, "{n}", what, 1)
-	if text[0] >= 'a' && text[0] <= 'z' {
-		text = strings.ToUpper(text[:1]) + text[1:]
-	}
-	if q.Get("done") == "bulkarchived" {
-		for _, id := range strings.Split(q.Get("undo"), ",") {
-			if !undoRE.MatchString(id) || len(undo) == maxBulk {
-				return text, nil, true
-			}
-			undo = append(undo, id)
-		}
-	}
-	return text, undo, true
+	text = strings.Replace(bulkNotices[done], "{n}", what, 1)
+	return strings.ToUpper(text[:1]) + text[1:], undo
 }
 
 // domainChoices are the domains the links page's filter offers: the

@@ -105,10 +105,11 @@ func postedDesign(r *http.Request) (qrDesign, *apiError) {
 }
 
 // designOfCode is the design of a saved code: what the designer shows
-// after Save. A dynamic code's design is its link's short URL.
+// after Save. A dynamic code's design is its link's short URL. The name is
+// left empty: Save again would make a second code of the same name.
 func designOfCode(c *client.QRCode, format string) qrDesign {
 	q := qrDesign{URL: c.URL, Foreground: strings.ToLower(c.ForegroundColor), Background: strings.ToLower(c.BackgroundColor),
-		ErrorCorrection: c.ErrorCorrection, Format: format, Name: c.Name, Size: c.Size, CornerRadius: c.CornerRadius,
+		ErrorCorrection: c.ErrorCorrection, Format: format, Size: c.Size, CornerRadius: c.CornerRadius,
 		LogoMode: logoNone}
 	if c.LinkID != nil {
 		q.LinkID, q.URL = *c.LinkID, strings.TrimSuffix(c.URL, "?qr="+c.ID)
@@ -189,7 +190,7 @@ type qrPage struct {
 
 func (d *Dashboard) renderQR(w http.ResponseWriter, r *http.Request, status int, design qrDesign, problem *apiError) {
 	p := &qrPage{Design: design}
-	v := view{Title: "QR codes", Nav: "qr", Data: p, Problem: problem}
+	v := view{Title: "QR codes", Nav: "qr", Data: p, Problem: problem, Form: qrFields}
 	if design.URL != "" {
 		if svg, err := d.designSVG(r, design); err != nil {
 			if v.Problem == nil {
@@ -246,7 +247,17 @@ func (d *Dashboard) qrPreview(w http.ResponseWriter, r *http.Request) {
 	if problem != nil {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(problem.Status)
-		w.Write([]byte(problem.Message))
+		// In words, with the designer's labels: the API's field names
+		// mean nothing on the page.
+		msg := problem.Message
+		if problem.note(qrFields, nil); len(problem.Notes) > 0 {
+			var texts []string
+			for _, n := range problem.Notes {
+				texts = append(texts, n.Text)
+			}
+			msg = strings.Join(texts, " ")
+		}
+		w.Write([]byte(msg))
 		return
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")
@@ -301,7 +312,8 @@ func (d *Dashboard) qrSave(w http.ResponseWriter, r *http.Request) {
 		d.renderQR(w, r, problem.Status, q, problem)
 		return
 	}
-	http.Redirect(w, r, "/qr?code="+url.QueryEscape(saved.ID)+"&format="+url.QueryEscape(q.Format)+"&done=qrsaved", http.StatusSeeOther)
+	// The designer comes back with the design saved, logo included, not reset.
+	d.redirectDone(w, r, "/qr?code="+url.QueryEscape(saved.ID)+"&format="+url.QueryEscape(q.Format), "qrsaved")
 }
 
 // qrSavedDownload passes a saved code's file on.
@@ -327,7 +339,7 @@ func (d *Dashboard) qrDelete(w http.ResponseWriter, r *http.Request) {
 		d.renderQR(w, r, problem.Status, designOf(func(string) string { return "" }), problem)
 		return
 	}
-	http.Redirect(w, r, "/qr?done=deleted", http.StatusSeeOther)
+	d.redirectDone(w, r, "/qr", "deleted")
 }
 
 // imageType is the Content-Type of an image of the format (svg or png).

@@ -88,14 +88,14 @@ func TestQRLogoDesignerKeepsDesign(t *testing.T) {
 	p := b.multipartPost("/qr", "/qr/save", design, nil)
 	wantRedirect(t, "save", p, "/qr?code=qr_")
 	loc := p.header.Get("Location")
-	if !strings.Contains(loc, "done=qrsaved") || !strings.Contains(loc, "format=png") {
+	if !strings.Contains(loc, "format=png") || cookie(t, p, "sl_flash").Value != "qrsaved" {
 		t.Errorf("save lands on %q, want the code, its format and the notice", loc)
 	}
 	page := b.get(loc)
 	wantStatus(t, "the designer after save", page, http.StatusOK)
 	for _, want := range []string{`value="https://example.com/menu"`, `id="qr-fg" name="foregroundColor" type="color" value="#1a237e"`,
 		`value="#fff8e1"`, `name="size" type="number" min="64" max="2048" step="8" value="640"`, `value="25"`,
-		`value="Menu card"`, `<option value="H" selected>`, `<option value="png" selected>`, `id="qr-preview" src="data:image/svg&#43;xml;base64,`} {
+		`id="qr-name" name="name" value="" placeholder`, `<option value="H" selected>`, `<option value="png" selected>`, `id="qr-preview" src="data:image/svg&#43;xml;base64,`} {
 		if !strings.Contains(page.body, want) {
 			t.Errorf("the designer after save lacks %s", want)
 		}
@@ -152,11 +152,11 @@ func TestQRLogoDesignerRefusesBadFiles(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			form := url.Values{"url": {"https://example.com/"}, "logoMode": {"upload"}}
 			p := b.multipartPost("/qr", "/qr/preview", form, data)
-			if p.status != http.StatusBadRequest || !strings.HasPrefix(p.body, "logo: ") {
+			if p.status != http.StatusBadRequest || !strings.HasPrefix(p.body, "Logo ") {
 				t.Errorf("preview: %d %q, want 400 about the logo", p.status, p.body)
 			}
 			p = b.multipartPost("/qr", "/qr/save", url.Values{"url": {"https://example.com/"}, "name": {"x"}}, data)
-			if p.status != http.StatusBadRequest || !strings.Contains(p.body, "logo: ") {
+			if p.status != http.StatusBadRequest || !strings.Contains(p.body, `id="qr-logo-file-error"`) {
 				t.Errorf("save: %d, want 400 about the logo", p.status)
 			}
 		})

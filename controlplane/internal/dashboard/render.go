@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,10 +69,12 @@ type view struct {
 	// the page to come back to.
 	Undo, UndoBack string
 	Problem        *apiError
-	Data           any
-
 	// UndoLinks are the links a bulk archive's notice offers to restore.
 	UndoLinks []string
+	// Form maps the API's field names to the inputs of the form Problem
+	// is about (feedback.go); nil tells every field error in the summary.
+	Form *formMap
+	Data any
 }
 
 // Can reports whether the signed-in key holds the permission.
@@ -277,25 +278,9 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 		v.Key = s.key
 		v.CSRF = s.csrf
 	}
-	if v.Notice == "" {
-		q := r.URL.Query()
-		n := notices[q.Get("done")]
-		v.Notice, v.NoticeFailed = n.text, n.failed
-		if text, undo, ok := bulkNotice(q); ok { // linkslist.go
-			v.Notice, v.UndoLinks = text, undo
-		}
-		if (q.Get("done") == "archived" && undoRE.MatchString(q.Get("undo"))) || len(v.UndoLinks) > 0 {
-			if len(v.UndoLinks) == 0 {
-				v.Undo = q.Get("undo")
-			}
-			v.UndoBack = r.URL.Path
-			q.Del("done")
-			q.Del("undo")
-			q.Del("n")
-			if len(q) > 0 {
-				v.UndoBack += "?" + q.Encode()
-			}
-		}
+	d.withFlash(w, r, &v)
+	if v.Problem != nil {
+		v.Problem.note(v.Form, v.Data)
 	}
 	t, ok := d.pages.byName[name]
 	if !ok {
@@ -312,17 +297,15 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	w.Write(buf.Bytes())
 }
 
-// undoRE is the shape of a link id an undo may name.
-var undoRE = regexp.MustCompile(`^lnk_[A-Za-z0-9]{1,64}$`)
-
-// notice is a message a redirect after a change names in ?done=.
+// notice is a message a redirect after a change names in its flash.
 type notice struct {
 	text string
 	// failed shows it in the failure colour: what was asked did not happen.
 	failed bool
 }
 
-// notices are the messages a redirect after a change names in ?done=.
+// notices are the messages a redirect after a change names in its flash
+// (feedback.go), or an address from outside in ?done= (Stripe's checkout).
 var notices = map[string]notice{
 	"created":     {text: "Link created."},
 	"saved":       {text: "Changes saved."},

@@ -122,7 +122,7 @@ func TestArchiveUndo(t *testing.T) {
 	id := strings.TrimPrefix(strings.SplitN(p.header.Get("Location"), "?", 2)[0], "/links/")
 
 	p = b.post("/links?tag=x", "/links/"+id+"/archive", url.Values{"back": {"/links?sort=clicks"}})
-	wantRedirect(t, "archive", p, "/links?")
+	wantFlash(t, "archive", p, "/links?sort=clicks", "archived:"+id)
 	loc := p.header.Get("Location")
 	p = b.get(loc)
 	undo := `<form class="undo" method="post" action="/links/` + id + `/restore">`
@@ -135,7 +135,9 @@ func TestArchiveUndo(t *testing.T) {
 		t.Errorf("after Undo the link is not listed among the active ones")
 	}
 	// An undo names a link id and nothing else.
-	if p := b.get("/links?done=archived&undo=" + url.QueryEscape(`"><script>`)); strings.Contains(p.body, `class="undo"`) {
+	p = b.get("/links?done=archived&undo=" + url.QueryEscape(`"><script>`))
+	wantFlash(t, "an address naming an undo", p, "/links", "archived")
+	if p := b.get("/links"); !strings.Contains(p.body, "Link archived") || strings.Contains(p.body, `class="undo"`) {
 		t.Errorf("an undo of something that is no link id is offered")
 	}
 }
@@ -187,7 +189,7 @@ func TestWebhookEditAndRotate(t *testing.T) {
 		}
 	}
 	p = b.post("/webhooks/"+wh.ID, "/webhooks/"+wh.ID, url.Values{"name": {"New"}, "url": {"https://hooks.example.com/new"}, "allEvents": {"on"}})
-	wantRedirect(t, "edit", p, "/webhooks/"+wh.ID+"?done=saved")
+	wantFlash(t, "edit", p, "/webhooks/"+wh.ID, "saved")
 	apiJSON(t, e, value, "GET", "/webhooks/"+wh.ID, nil, &wh)
 	if wh.Name != "New" || wh.URL != "https://hooks.example.com/new" || len(wh.Events) < 5 {
 		t.Errorf("after the edit: %+v, want every event", wh)

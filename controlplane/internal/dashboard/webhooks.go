@@ -26,7 +26,7 @@ type webhooksPage struct {
 
 func (d *Dashboard) renderWebhooks(w http.ResponseWriter, r *http.Request, status int, p *webhooksPage, problem *apiError) {
 	p.Events = webhook.Events
-	v := view{Title: "Webhooks", Nav: "webhooks", Data: p, Problem: problem}
+	v := view{Title: "Webhooks", Nav: "webhooks", Data: p, Problem: problem, Form: webhooksFields}
 	renderListed(d, w, r, status, "webhooks", v, &p.Webhooks, (*client.Client).ListWebhooks)
 }
 
@@ -80,6 +80,9 @@ func (d *Dashboard) showWebhook(w http.ResponseWriter, r *http.Request) {
 func (d *Dashboard) renderWebhook(w http.ResponseWriter, r *http.Request, status int, p *webhookPage, problem *apiError) {
 	id := chi.URLParam(r, "id")
 	v := view{Title: "Webhook", Nav: "webhooks", Data: p}
+	if p.EditProblem {
+		v.Form = webhookFields
+	}
 	c := d.api(r)
 	wh, err := c.GetWebhook(r.Context(), id)
 	if problem := problemOf(err); problem != nil {
@@ -114,7 +117,7 @@ func (d *Dashboard) updateWebhook(w http.ResponseWriter, r *http.Request) {
 		d.renderWebhook(w, r, problem.Status, p, problem)
 		return
 	}
-	http.Redirect(w, r, "/webhooks/"+url.PathEscape(chi.URLParam(r, "id"))+"?done=saved", http.StatusSeeOther)
+	d.redirectDone(w, r, "/webhooks/"+url.PathEscape(chi.URLParam(r, "id")), "saved")
 }
 
 // rotateWebhook gives the webhook a new signing secret, shown this once.
@@ -138,10 +141,10 @@ func (d *Dashboard) webhookAction(w http.ResponseWriter, r *http.Request, act fu
 		return
 	}
 	if done == "deleted" {
-		http.Redirect(w, r, "/webhooks?done="+done, http.StatusSeeOther)
+		d.redirectDone(w, r, "/webhooks", done)
 		return
 	}
-	http.Redirect(w, r, "/webhooks/"+url.PathEscape(id)+"?done="+done, http.StatusSeeOther)
+	d.redirectDone(w, r, "/webhooks/"+url.PathEscape(id), done)
 }
 
 func (d *Dashboard) enableWebhook(w http.ResponseWriter, r *http.Request) {

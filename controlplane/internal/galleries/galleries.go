@@ -523,12 +523,21 @@ func applyItem(it *gallery.Item, in *ItemInput, creating bool) error {
 	case gallery.ItemEmbed:
 		need(it.EmbedType, "embedType")
 		if it.EmbedType != nil {
-			if _, ok := gallery.EmbedKeys[gallery.EmbedType(*it.EmbedType)]; !ok {
+			key, ok := gallery.EmbedKeys[gallery.EmbedType(*it.EmbedType)]
+			switch {
+			case !ok:
 				fe.Add(fault.Validation, "embedType", "must be youtube, vimeo, spotify or soundcloud")
-			} else if len(it.EmbedData) == 0 {
+			case len(it.EmbedData) == 0:
 				fe.Add(fault.Validation, "embedData", "is required for an embed item")
-			} else if _, why := gallery.EmbedSrc(*it.EmbedType, it.EmbedData); why != "" {
-				fe.Add(fault.Validation, "embedData", why)
+			default:
+				if v := it.EmbedData[key]; v != "" && len(it.EmbedData) == 1 {
+					// The address people copy from the provider is taken
+					// for what it names: a YouTube link for its video id.
+					it.EmbedData = map[string]string{key: gallery.EmbedValue(gallery.EmbedType(*it.EmbedType), v)}
+				}
+				if _, why := gallery.EmbedSrc(*it.EmbedType, it.EmbedData); why != "" {
+					fe.Add(fault.Validation, "embedData", why)
+				}
 			}
 		}
 	}

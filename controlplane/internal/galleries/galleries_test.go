@@ -61,6 +61,26 @@ func TestApplyItem(t *testing.T) {
 		})
 	}
 
+	// The API takes the address people copy from the provider and keeps
+	// what it names (it refused a full YouTube link).
+	for name, c := range map[string]struct{ typ, key, in, want string }{
+		"YouTubeURL":    {"youtube", "videoId", "https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=1s", "dQw4w9WgXcQ"},
+		"VimeoURL":      {"vimeo", "videoId", "https://vimeo.com/76979871", "76979871"},
+		"SpotifyEmbed":  {"spotify", "uri", "https://open.spotify.com/embed/track/4uLU6hMCjMI75M1A2tKUQC", "spotify:track:4uLU6hMCjMI75M1A2tKUQC"},
+		"SoundCloudApp": {"soundcloud", "url", "http://m.soundcloud.com/forss/flickermood?si=1", "https://soundcloud.com/forss/flickermood"},
+	} {
+		t.Run("OKEmbedAddress"+name, func(t *testing.T) {
+			it := &gallery.Item{}
+			in := ItemInput{Type: str("embed"), EmbedType: str(c.typ), EmbedData: patch.Value(map[string]string{c.key: c.in})}
+			if err := applyItem(it, &in, true); err != nil {
+				t.Fatalf("applyItem: %v", err)
+			}
+			if it.EmbedData[c.key] != c.want {
+				t.Fatalf("embedData %v, want %s %q", it.EmbedData, c.key, c.want)
+			}
+		})
+	}
+
 	t.Run("OKTypeChangeDropsEmbed", func(t *testing.T) {
 		it := &gallery.Item{}
 		in := ItemInput{Type: str("embed"), EmbedType: str("youtube"), EmbedData: patch.Value(map[string]string{"videoId": "dQw4w9WgXcQ"})}

@@ -277,3 +277,42 @@
     reader.readAsDataURL(f);
   });
 })();
+
+/* == feedback: the error summary, field errors, the gallery item form per type == */
+(function () {
+  'use strict';
+  // A page with errors: the summary takes the focus, so that a screen
+  // reader reads it; its links open the section holding the field and put
+  // the focus in the field.
+  var problem = document.getElementById('problem');
+  if (problem) {
+    problem.focus();
+    problem.addEventListener('click', function (e) {
+      var a = e.target.closest('a[href^="#"]');
+      var field = a && document.getElementById(a.getAttribute('href').slice(1));
+      if (!field) return;
+      e.preventDefault();
+      var d = field.closest('details');
+      if (d) d.open = true;
+      field.focus();
+      field.scrollIntoView({block: 'center'});
+    });
+  }
+
+  // The gallery's "Add an item": only the chosen type's fields show.
+  var form = document.querySelector('[data-item-form]');
+  var type = form && form.querySelector('[data-item-type]');
+  if (type) {
+    var show = function () {
+      form.querySelectorAll('[data-item-types]').forEach(function (el) {
+        var on = el.getAttribute('data-item-types').split(' ').indexOf(type.value) >= 0;
+        el.hidden = !on;
+        el.querySelectorAll('input, select, textarea').forEach(function (i) { i.disabled = !on; });
+      });
+      var all = form.querySelector('.item-fields-help');
+      if (all) all.hidden = true;
+    };
+    type.addEventListener('change', show);
+    show();
+  }
+})();
