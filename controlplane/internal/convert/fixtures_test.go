@@ -104,10 +104,12 @@ func fxWebhooks() []*webhook.Webhook {
 
 func fxDeliveries() []*webhook.Delivery {
 	return []*webhook.Delivery{
-		{ID: "dlv_1", WebhookID: "wh_1", WorkspaceID: "ws_1", MessageID: "msg_1", Event: "link.created", Payload: []byte(`{}`), Status: "failed",
+		{ID: "dlv_1", WebhookID: "wh_1", WorkspaceID: "ws_1", MessageID: "msg_1", Event: "link.created",
+			Payload: []byte(`{"event":"link.created","timestamp":"2026-05-18T00:00:00Z","data":{"id":"lnk_1","slug":"a<b"}}`), Status: "failed",
 			Attempts: 3, ResponseStatus: fxInt(500), ResponseTimeMs: fxInt(12), ResponseBody: fxStr("oops <html>"), Error: fxStr("HTTP 500"),
 			CreatedAt: fxT1, LastAttemptAt: fxTime(fxT1.Add(time.Second)), NextAttemptAt: fxTime(fxT2)},
-		{ID: "dlv_2", WebhookID: "wh_1", WorkspaceID: "ws_1", MessageID: "msg_2", Event: "test", Status: "pending", CreatedAt: fxT2},
+		{ID: "dlv_2", WebhookID: "wh_1", WorkspaceID: "ws_1", MessageID: "msg_2", Event: "test",
+			Payload: []byte(`{"event":"test","timestamp":"2026-05-19T00:00:00Z","data":{}}`), Status: "pending", CreatedAt: fxT2},
 	}
 }
 
