@@ -21,7 +21,7 @@ const domainColumns = `id, workspace_id, name, verified, verified_at, token, las
 
 // CreateDomain implements domain.Store.
 func (s *Store) CreateDomain(ctx context.Context, d *domain.Domain) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO domains (`+domainColumns+`)
+	err := s.execOne(ctx, "", `INSERT INTO domains (`+domainColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		d.ID, d.WorkspaceID, strings.ToLower(d.Name), d.Verified, nullMicros(d.VerifiedAt), d.Token,
 		nullString(d.LastError), micros(d.CreatedAt))
