@@ -22,15 +22,13 @@ const auditColumns = `id, workspace_id, actor_type, actor_id, actor_name, action
 // by the actor and from the address of the request ctx carries
 // (audit.WithRequest), or by the system when it carries none. Every store
 // write that ends in inTx calls it, so that a change and its entry commit
-// together. An entry's id begins with its time, so that the entries of one
-// transaction keep their order.
 func (s *Store) writeAudit(ctx context.Context, tx *sql.Tx, entries []audit.Entry) error {
 	req, _ := audit.RequestOf(ctx)
 	if req.Actor.Type == "" {
 		req.Actor = audit.System
 	}
 	now := s.Now().UTC()
-	for i, e := range entries {
+	for _, e := range entries {
 		if e.Actor.Type == "" {
 			e.Actor = req.Actor
 		}
@@ -44,8 +42,19 @@ func (s *Store) writeAudit(ctx context.Context, tx *sql.Tx, entries []audit.Entr
 		if err != nil {
 			return fmt.Errorf("audit %s: %w", e.Action, err)
 		}
+		// An entry is never older than the workspace's latest, so that the
+		// log's order (newest first) is the order of the writes, also for
+		// those of one microsecond or one transaction.
 		at := micros(now)
-		entryID := fmt.Sprintf("%s%014x%04x%s", id.Audit, at, i, id.Base62(8))
+		var last sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT MAX(created_at) FROM audit_log WHERE workspace_id = $1`,
+			e.WorkspaceID).Scan(&last); err != nil {
+			return fmt.Errorf("audit %s: %w", e.Action, err)
+		}
+		if last.Valid && at <= last.Int64 {
+			at = last.Int64 + 1
+		}
+		entryID := fmt.Sprintf("%s%014x%s", id.Audit, at, id.Base62(10))
 		if _, err := tx.ExecContext(ctx, `INSERT INTO audit_log (`+auditColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 			entryID, e.WorkspaceID, string(e.Actor.Type), e.Actor.ID, e.Actor.Name, e.Action, e.ResourceType,
