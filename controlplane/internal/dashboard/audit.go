@@ -57,6 +57,9 @@ type auditRow struct {
 // auditChange is a changed field with its values as compact JSON.
 type auditChange struct {
 	Field, Old, New string
+	// Secret is true for a secret (a password, a signing secret): the log
+	// says only that it changed.
+	Secret bool
 }
 
 func (d *Dashboard) auditLog(w http.ResponseWriter, r *http.Request) {
@@ -133,7 +136,9 @@ func auditDay(v, field string, end bool) (time.Time, *apiError) {
 func auditRowOf(e client.AuditEntry) auditRow {
 	row := auditRow{AuditEntry: e}
 	for field, c := range e.Changes {
-		row.Changes = append(row.Changes, auditChange{Field: field, Old: compactJSON(c.Old), New: compactJSON(c.New)})
+		ch := auditChange{Field: field, Old: compactJSON(c.Old), New: compactJSON(c.New)}
+		ch.Secret = ch.Old == "changed" && ch.New == "changed"
+		row.Changes = append(row.Changes, ch)
 	}
 	slices.SortFunc(row.Changes, func(a, b auditChange) int { return strings.Compare(a.Field, b.Field) })
 	if strings.HasSuffix(e.Action, ".deleted") || strings.HasSuffix(e.Action, ".revoked") {
