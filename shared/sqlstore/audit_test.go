@@ -188,10 +188,21 @@ func testAudit(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
 		if _, _, _, err := s.EndSubscription(ctx, sub.ID, now); err != nil {
 			t.Fatal(err)
 		}
-		got := list(t, s, audit.Filter{WorkspaceID: ws.ID, Action: "workspace.plan_changed"})
-		if len(got) != 2 {
-			t.Fatalf("plan entries = %d, want 2", len(got))
+		// The operator's command, and a plan set to what it is already (no change).
+		if err := s.SetPlan(context.Background(), ws.ID, workspace.Business); err != nil {
+			t.Fatal(err)
 		}
+		if err := s.SetPlan(context.Background(), ws.ID, workspace.Business); err != nil {
+			t.Fatal(err)
+		}
+		got := list(t, s, audit.Filter{WorkspaceID: ws.ID, Action: "workspace.plan_changed"})
+		if len(got) != 3 {
+			t.Fatalf("plan entries = %d, want 3", len(got))
+		}
+		if got[0].Actor.ID != "admin" || string(got[0].Changes["plan"].New) != `"business"` {
+			t.Errorf("admin entry = %+v", got[0])
+		}
+		got = got[1:]
 		up := got[1]
 		if up.Actor.Type != audit.ActorSystem || up.Actor.ID != "stripe" || up.ResourceID != ws.ID ||
 			string(up.Changes["plan"].Old) != `"free"` || string(up.Changes["plan"].New) != `"pro"` {

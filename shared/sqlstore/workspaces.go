@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/workspace"
 )
@@ -49,9 +50,14 @@ func (s *Store) scanWorkspace(row *sql.Row) (*workspace.Workspace, error) {
 	return &w, nil
 }
 
-// SetPlan implements workspace.Store.
+// SetPlan implements workspace.Store. The operator's command sets it
+// (shortlink admin workspace set-plan, and the bootstrap): a change of plan
+// is recorded in the audit log as the system's, named "admin".
 func (s *Store) SetPlan(ctx context.Context, id string, plan workspace.Plan) error {
-	return wrapWrite("set plan", s.execOne(ctx, "workspace", `UPDATE workspaces SET plan = $1 WHERE id = $2`, string(plan), id))
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		return s.changePlan(ctx, tx, id, string(plan), "", audit.Actor{Type: audit.ActorSystem, ID: "admin", Name: "shortlink admin"})
+	})
+	return wrapWrite("set plan", err)
 }
 
 // CreateAPIKey implements workspace.Store.
