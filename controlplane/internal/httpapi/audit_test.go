@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"shortlink.dev/api"
 	"shortlink.dev/shared/workspace"
@@ -156,6 +158,32 @@ func TestAuditAPIEveryChangeType(t *testing.T) {
 		if strings.Contains(body, secret) {
 			t.Errorf("the audit log holds %q", secret)
 		}
+	}
+}
+
+// TestAuditAPIDomainRemoval: deleting a domain archives its links and
+// unpublishes its galleries in the same transaction; each is in the log as
+// the same key's change.
+func TestAuditAPIDomainRemoval(t *testing.T) {
+	e := mustAuditAPI(t)
+	dom := dataID(t, e.as(t, "POST", "/api/v1/domains", `{"name":"go.example.com"}`))
+	// Verified by hand (no DNS here): links and galleries may use it then.
+	if err := e.st.MarkVerified(context.Background(), dom, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	link := dataID(t, e.as(t, "POST", "/api/v1/links", `{"destinationUrl":"https://example.com/a","domain":"go.example.com"}`))
+	gal := dataID(t, e.as(t, "POST", "/api/v1/galleries", `{"slug":"on-domain","domain":"go.example.com"}`))
+	e.as(t, "POST", "/api/v1/galleries/"+gal+"/publish", `{"isPublished":true}`)
+	e.as(t, "DELETE", "/api/v1/domains/"+dom, "")
+
+	entries, _ := e.entries(t, e.key, "perPage=3")
+	got := []string{}
+	for _, en := range entries {
+		got = append(got, en.Action+" "+en.ResourceID+" "+en.Actor.Name)
+	}
+	want := []string{"domain.deleted " + dom + " Marketing", "gallery.unpublished " + gal + " Marketing", "link.deleted " + link + " Marketing"}
+	if !slices.Equal(got, want) {
+		t.Errorf("newest entries:\n got %v\nwant %v", got, want)
 	}
 }
 
