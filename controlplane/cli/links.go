@@ -31,6 +31,8 @@ const clientUsage = `API client commands (for scripts; key from SHORTLINK_API_KE
   analytics    --group-by country|city|device|browser|os|referrer|utm_source|utm_medium|utm_campaign|link|tag|domain|day
                [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--limit N] [--link ID] [--tag T] [--domain D]
                [--utm-source S] [--utm-medium M] [--utm-campaign C] [--country|--city|--device|--browser|--os|--referrer V]
+  audit        [--page N] [--per-page N] [--actor KEY_ID] [--resource-type T] [--resource-id ID] [--action A]
+               [--from TIME] [--to TIME] [--csv]   the workspace's audit log (audit:read), newest first
   openapi      [--payments]   print the API's OpenAPI 3.1 description (no server needed)
 Every client command takes --api URL (default $SHORTLINK_API_URL, else http://$SHORTLINK_API_ADDR/api/v1,
 else http://127.0.0.1:8080/api/v1) and --output json|table (default: table on a terminal, else json).`

@@ -13,11 +13,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"shortlink.dev/controlplane/internal/auditlog"
 	"shortlink.dev/controlplane/internal/dashboard"
 	"shortlink.dev/controlplane/internal/httpapi"
 	"shortlink.dev/controlplane/internal/ratelimit"
 	"shortlink.dev/controlplane/internal/services"
 	"shortlink.dev/controlplane/internal/webhooks"
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/stats"
@@ -125,4 +127,10 @@ func (s *Server) Serve() error {
 // Shutdown stops accepting requests and waits, until ctx ends, for those in flight.
 func (s *Server) Shutdown(ctx context.Context) error {
 	return s.http.Shutdown(ctx)
+}
+
+// PruneAudit deletes, at once and then hourly until ctx ends, the audit-log
+// entries older than their workspace's plan keeps (SHORTLINK_AUDIT_RETENTION).
+func PruneAudit(ctx context.Context, cfg *config.Config, st audit.Store, log *slog.Logger) {
+	auditlog.New(st, cfg).Run(ctx, auditlog.PruneEvery, log)
 }

@@ -20,22 +20,25 @@ import (
 
 // Config is every setting of CONTRACT §1.
 type Config struct {
-	APIAddr          string
-	EdgeAddr         string
-	AnalyticsAddr    string
-	DataDir          string
-	DefaultDomain    string
-	ShortURLScheme   string
-	BootstrapAPIKey  string
-	BootstrapPlan    workspace.Plan
-	DatabaseURL      string
-	KafkaBrokers     []string
-	ClickHouseURL    string
-	RedisURL         string
-	GeoIPDB          string
-	TrustedProxies   []netip.Prefix
-	PlanLinkLimits   map[workspace.Plan]int // -1: unlimited
-	PlanRateLimits   map[workspace.Plan]int // requests per minute
+	APIAddr         string
+	EdgeAddr        string
+	AnalyticsAddr   string
+	DataDir         string
+	DefaultDomain   string
+	ShortURLScheme  string
+	BootstrapAPIKey string
+	BootstrapPlan   workspace.Plan
+	DatabaseURL     string
+	KafkaBrokers    []string
+	ClickHouseURL   string
+	RedisURL        string
+	GeoIPDB         string
+	TrustedProxies  []netip.Prefix
+	PlanLinkLimits  map[workspace.Plan]int // -1: unlimited
+	PlanRateLimits  map[workspace.Plan]int // requests per minute
+	// AuditRetention is how long each plan's workspaces keep their audit
+	// log, in days; -1 keeps it for ever (SHORTLINK_AUDIT_RETENTION).
+	AuditRetention   map[workspace.Plan]int
 	DNSResolver      string
 	WebhookRetries   []time.Duration
 	WebhookAllowPriv bool
@@ -201,6 +204,25 @@ var options = []option{
 			}
 		}
 		c.PlanRateLimits = m
+		return nil
+	}},
+	{"SHORTLINK_AUDIT_RETENTION", "free=30,pro=365,business=365,scale=730", func(c *Config, v string) error {
+		m, err := planMap(v)
+		if err != nil {
+			return err
+		}
+		c.AuditRetention = map[workspace.Plan]int{workspace.Enterprise: -1}
+		for p, n := range m {
+			if n == 0 {
+				return fmt.Errorf("%s=0: keep at least 1 day (-1 keeps the log for ever)", p)
+			}
+			c.AuditRetention[p] = n
+		}
+		for _, p := range workspace.Plans {
+			if _, ok := c.AuditRetention[p]; !ok {
+				return fmt.Errorf("missing the days to keep for plan %s (days, or -1 for ever)", p)
+			}
+		}
 		return nil
 	}},
 	{"SHORTLINK_DNS_RESOLVER", "", func(c *Config, v string) error {

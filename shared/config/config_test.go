@@ -41,6 +41,10 @@ func TestLoadDefaults(t *testing.T) {
 			workspace.Free: 60, workspace.Pro: 300, workspace.Business: 1000,
 			workspace.Scale: 3000, workspace.Enterprise: 10000,
 		},
+		AuditRetention: map[workspace.Plan]int{
+			workspace.Free: 30, workspace.Pro: 365, workspace.Business: 365,
+			workspace.Scale: 730, workspace.Enterprise: -1,
+		},
 		WebhookRetries:     []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, time.Hour},
 		EdgeCacheLinks:     131072,
 		ClicksLostAfter:    10 * time.Minute,
@@ -91,6 +95,7 @@ func TestNamesMatchContract(t *testing.T) {
 		"SHORTLINK_PLAN_LINK_LIMITS":              "free=1000,pro=25000,business=250000,scale=1000000",
 		"SHORTLINK_PLAN_RATE_LIMITS":              "free=60,pro=300,business=1000,scale=3000,enterprise=10000",
 		"SHORTLINK_DNS_RESOLVER":                  "",
+		"SHORTLINK_AUDIT_RETENTION":               "free=30,pro=365,business=365,scale=730",
 		"SHORTLINK_WEBHOOK_RETRY_SCHEDULE":        "5s,30s,2m,10m,1h",
 		"SHORTLINK_WEBHOOK_ALLOW_PRIVATE":         "false",
 		"SHORTLINK_WEBHOOK_CA_FILE":               "",
@@ -189,6 +194,9 @@ func TestLoadRejects(t *testing.T) {
 		{"SHORTLINK_PLAN_RATE_LIMITS", "free=0,pro=300,business=1000,scale=3000,enterprise=10000", nil},
 		{"SHORTLINK_PLAN_RATE_LIMITS", "free=-1,pro=300,business=1000,scale=3000,enterprise=10000", nil},
 		{"SHORTLINK_PLAN_RATE_LIMITS", "free=x,pro=300,business=1000,scale=3000,enterprise=10000", nil},
+		{"SHORTLINK_AUDIT_RETENTION", "free=30", nil}, // missing pro, business, scale
+		{"SHORTLINK_AUDIT_RETENTION", "free=0,pro=365,business=365,scale=730", nil},
+		{"SHORTLINK_AUDIT_RETENTION", "free=30d,pro=365,business=365,scale=730", nil},
 		{"SHORTLINK_DNS_RESOLVER", "8.8.8.8", nil},
 		{"SHORTLINK_WEBHOOK_RETRY_SCHEDULE", "5s,30s,2m,10m", nil},
 		{"SHORTLINK_WEBHOOK_RETRY_SCHEDULE", "5s,30s,2m,10m,1h,2h", nil},
@@ -273,6 +281,7 @@ func TestLoadAccepts(t *testing.T) {
 		"SHORTLINK_TRUSTED_PROXIES":               "10.0.0.0/8, 192.168.1.7, ::1, 172.16.5.4/12",
 		"SHORTLINK_PLAN_LINK_LIMITS":              "free=10,pro=20,business=30,scale=40,enterprise=-1",
 		"SHORTLINK_PLAN_RATE_LIMITS":              "free=1, pro=2,business=3,scale=4,enterprise=5",
+		"SHORTLINK_AUDIT_RETENTION":               "free=7,pro=90,business=365,scale=-1,enterprise=3650",
 		"SHORTLINK_DNS_RESOLVER":                  "127.0.0.1:5353",
 		"SHORTLINK_WEBHOOK_RETRY_SCHEDULE":        "1s,2s,3s,4s,0s",
 		"SHORTLINK_WEBHOOK_ALLOW_PRIVATE":         "true",
@@ -321,6 +330,9 @@ func TestLoadAccepts(t *testing.T) {
 		},
 		PlanRateLimits: map[workspace.Plan]int{
 			workspace.Free: 1, workspace.Pro: 2, workspace.Business: 3, workspace.Scale: 4, workspace.Enterprise: 5,
+		},
+		AuditRetention: map[workspace.Plan]int{
+			workspace.Free: 7, workspace.Pro: 90, workspace.Business: 365, workspace.Scale: -1, workspace.Enterprise: 3650,
 		},
 		DNSResolver:                 "127.0.0.1:5353",
 		WebhookRetries:              []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second, 0},

@@ -17,6 +17,7 @@ const (
 	Domain   = "dom_"
 	Key      = "key_"
 	Message  = "msg_"
+	Audit    = "aud_"
 )
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

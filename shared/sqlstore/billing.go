@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/workspace"
 )
@@ -84,9 +85,9 @@ func (s *Store) CompleteCheckoutSession(ctx context.Context, id string, at time.
 		case err != nil:
 			return fmt.Errorf("complete checkout session: %w", err)
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE workspaces SET plan = $1 WHERE id = $2`, plan, wsID)
-		if err := affectedOne(res, err, "complete checkout session: set plan", "workspace"); err != nil {
-			return err
+		if err := s.changePlan(ctx, tx, wsID, plan, "", audit.Actor{Type: audit.ActorSystem, ID: "checkout",
+			Name: "checkout " + id}); err != nil {
+			return fmt.Errorf("complete checkout session: %w", err)
 		}
 		if out, err = getCheckoutSession(ctx, tx, id); err != nil {
 			return err
@@ -141,9 +142,9 @@ func (s *Store) StartSubscription(ctx context.Context, sub *workspace.Subscripti
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return err
 		}
-		res, err = tx.ExecContext(ctx, `UPDATE workspaces SET plan = $1 WHERE id = $2`, string(sub.Plan), sub.WorkspaceID)
-		if err := affectedOne(res, err, "start subscription: set plan", "workspace"); err != nil {
-			return err
+		if err := s.changePlan(ctx, tx, sub.WorkspaceID, string(sub.Plan), "", audit.Actor{Type: audit.ActorSystem,
+			ID: "stripe", Name: "Stripe subscription " + sub.ID}); err != nil {
+			return fmt.Errorf("start subscription: %w", err)
 		}
 		applied = true
 		return nil
@@ -193,9 +194,9 @@ func (s *Store) EndSubscription(ctx context.Context, id string, at time.Time) (*
 			return fmt.Errorf("end subscription: %w", err)
 		}
 		// A plan set since (by another checkout or an administrator) stays.
-		if _, err := tx.ExecContext(ctx, `UPDATE workspaces SET plan = $1 WHERE id = $2 AND plan = $3`,
-			next, got.WorkspaceID, plan); err != nil {
-			return fmt.Errorf("end subscription: set plan: %w", err)
+		if err := s.changePlan(ctx, tx, got.WorkspaceID, next, plan, audit.Actor{Type: audit.ActorSystem,
+			ID: "stripe", Name: "Stripe subscription " + got.ID + " ended"}); err != nil {
+			return fmt.Errorf("end subscription: %w", err)
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT plan FROM workspaces WHERE id = $1`, got.WorkspaceID).Scan(&plan); err != nil {
 			return fmt.Errorf("end subscription: %w", err)
@@ -208,4 +209,31 @@ func (s *Store) EndSubscription(ctx context.Context, id string, at time.Time) (*
 		return nil, "", false, err
 	}
 	return sub, after, sub != nil, nil
+}
+
+// changePlan sets, within tx, the workspace's plan to plan (only while it
+// is onlyFrom, when that is set) and records the change in the audit log
+// by actor, in the same transaction. NOT_FOUND for no such workspace.
+func (s *Store) changePlan(ctx context.Context, tx *sql.Tx, workspaceID, plan, onlyFrom string, actor audit.Actor) error {
+	var old string
+	err := tx.QueryRowContext(ctx, `SELECT plan FROM workspaces WHERE id = $1`, workspaceID).Scan(&old)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fault.NotFoundf("workspace")
+	}
+	if err != nil {
+		return err
+	}
+	if old == plan || (onlyFrom != "" && old != onlyFrom) {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE workspaces SET plan = $1 WHERE id = $2`, plan, workspaceID); err != nil {
+		return err
+	}
+	e, err := audit.Of(workspaceID, "workspace.plan_changed", "workspace", workspaceID,
+		map[string]string{"plan": old}, map[string]string{"plan": plan})
+	if err != nil {
+		return err
+	}
+	e.Actor = actor
+	return s.writeAudit(ctx, tx, []audit.Entry{e})
 }

@@ -22,6 +22,7 @@ import (
 	sqlitedriver "modernc.org/sqlite"  // registers the "sqlite" driver
 
 	sqlite3 "modernc.org/sqlite/lib"
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/datadir"
 	"shortlink.dev/shared/migration"
@@ -204,7 +205,8 @@ func (s *Store) lockMigrations(ctx context.Context, tx *sql.Tx) error {
 // inTx runs fn in a transaction, committed when fn returns nil. The webhook
 // messages ctx carries (webhook.WithMessages) are stored in the outbox in
 // the same transaction, so that a change and its events commit together;
-// so are the link changes it carries (bus.WithChanges, changes.go).
+// so are the link changes it carries (bus.WithChanges, changes.go) and its
+// audit entries (audit.With, audit.go).
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -222,6 +224,13 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 			return err
 		}
 	}
+	entries, recorded := audit.Take(ctx)
+	if len(entries) > 0 {
+		if err := s.writeAudit(ctx, tx, entries); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
 	changes, stored := bus.TakeChanges(ctx)
 	var changeIDs []string
 	if len(changes) > 0 {
@@ -234,6 +243,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return err
 	}
 	taken()
+	recorded()
 	if enqueued {
 		s.notifyEnqueued()
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/fault"
@@ -21,7 +22,7 @@ const domainColumns = `id, workspace_id, name, verified, verified_at, token, las
 
 // CreateDomain implements domain.Store.
 func (s *Store) CreateDomain(ctx context.Context, d *domain.Domain) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO domains (`+domainColumns+`)
+	err := s.execOne(ctx, "", `INSERT INTO domains (`+domainColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		d.ID, d.WorkspaceID, strings.ToLower(d.Name), d.Verified, nullMicros(d.VerifiedAt), d.Token,
 		nullString(d.LastError), micros(d.CreatedAt))
@@ -178,21 +179,46 @@ func (s *Store) DeleteDomain(ctx context.Context, workspaceID, id string, at tim
 			return err
 		}
 		rows, err = tx.QueryContext(ctx, `UPDATE galleries SET is_published = FALSE, updated_at = $1
-			WHERE workspace_id = $2 AND domain = $3 AND is_published = TRUE RETURNING slug`,
+			WHERE workspace_id = $2 AND domain = $3 AND is_published = TRUE RETURNING id, slug`,
 			micros(at), workspaceID, d.Name)
 		if err != nil {
 			return err
 		}
+		var galleryIDs []string
 		for rows.Next() {
-			var slug string
-			if err := rows.Scan(&slug); err != nil {
+			var galleryID, slug string
+			if err := rows.Scan(&galleryID, &slug); err != nil {
 				rows.Close()
 				return err
 			}
 			r.GallerySlugs = append(r.GallerySlugs, slug)
+			galleryIDs = append(galleryIDs, galleryID)
 		}
 		if err := closeRows(rows); err != nil {
 			return err
+		}
+		// An audited removal (its entry in ctx) records what it did to the
+		// links and galleries too, as the changes of the same actor.
+		if pending, _ := audit.Take(ctx); len(pending) > 0 {
+			var entries []audit.Entry
+			add := func(action, typ, id, field string, old, new any) error {
+				e, err := audit.Of(workspaceID, action, typ, id, map[string]any{field: old}, map[string]any{field: new})
+				entries = append(entries, e)
+				return err
+			}
+			for _, l := range r.Links {
+				if err := add("link.deleted", "link", l.ID, "isArchived", false, true); err != nil {
+					return err
+				}
+			}
+			for _, g := range galleryIDs {
+				if err := add("gallery.unpublished", "gallery", g, "isPublished", true, false); err != nil {
+					return err
+				}
+			}
+			if err := s.writeAudit(ctx, tx, entries); err != nil {
+				return err
+			}
 		}
 		// The edges forget what the removal changed, through the outbox
 		// (bus.WithChanges): each archived link, each unpublished page, and

@@ -23,7 +23,7 @@ const qrSelect = `SELECT q.id, q.workspace_id, q.name, q.url, q.link_id, q.size,
 
 // CreateQRCode implements qrcode.Store.
 func (s *Store) CreateQRCode(ctx context.Context, c *qrcode.Code) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO qr_codes (id, workspace_id, name, url, link_id, size,
+	err := s.execOne(ctx, "", `INSERT INTO qr_codes (id, workspace_id, name, url, link_id, size,
 		foreground_color, background_color, corner_radius, error_correction, logo, scan_count, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 		c.ID, c.WorkspaceID, c.Name, c.URL, nullString(c.LinkID), c.Size, c.ForegroundColor, c.BackgroundColor,
@@ -50,20 +50,19 @@ func (s *Store) GetQRCode(ctx context.Context, workspaceID, id string) (*qrcode.
 func (s *Store) UpdateQRCode(ctx context.Context, c *qrcode.Code) error {
 	// A code moved to another link starts counting again: its scans were
 	// the old link's.
-	res, err := s.db.ExecContext(ctx, `UPDATE qr_codes SET name = $3, url = $4,
+	err := s.execOne(ctx, "QR code", `UPDATE qr_codes SET name = $3, url = $4,
 		scan_count = CASE WHEN link_id IS NOT DISTINCT FROM $5 THEN scan_count ELSE 0 END, link_id = $5, size = $6,
 		foreground_color = $7, background_color = $8, corner_radius = $9, error_correction = $10, updated_at = $11,
 		logo = $12
 		WHERE id = $1 AND workspace_id = $2`,
 		c.ID, c.WorkspaceID, c.Name, c.URL, nullString(c.LinkID), c.Size, c.ForegroundColor, c.BackgroundColor,
 		c.CornerRadius, c.ErrorCorrection, micros(c.UpdatedAt), c.Logo)
-	return affectedOne(res, err, "update QR code", "QR code")
+	return wrapWrite("update QR code", err)
 }
 
 // DeleteQRCode implements qrcode.Store.
 func (s *Store) DeleteQRCode(ctx context.Context, workspaceID, id string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM qr_codes WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
-	return affectedOne(res, err, "delete QR code", "QR code")
+	return wrapWrite("delete QR code", s.execOne(ctx, "QR code", `DELETE FROM qr_codes WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
 }
 
 // ListQRCodes implements qrcode.Store.

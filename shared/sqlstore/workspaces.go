@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/workspace"
 )
@@ -49,24 +50,21 @@ func (s *Store) scanWorkspace(row *sql.Row) (*workspace.Workspace, error) {
 	return &w, nil
 }
 
-// SetPlan implements workspace.Store.
+// SetPlan implements workspace.Store. The operator's command sets it
+// (shortlink admin workspace set-plan, and the bootstrap): a change of plan
+// is recorded in the audit log as the system's, named "admin".
 func (s *Store) SetPlan(ctx context.Context, id string, plan workspace.Plan) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE workspaces SET plan = $1 WHERE id = $2`, string(plan), id)
-	if err != nil {
-		return fmt.Errorf("set plan: %w", err)
-	}
-	return mustAffect(res, "workspace")
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		return s.changePlan(ctx, tx, id, string(plan), "", audit.Actor{Type: audit.ActorSystem, ID: "admin", Name: "shortlink admin"})
+	})
+	return wrapWrite("set plan", err)
 }
 
 // CreateAPIKey implements workspace.Store.
 func (s *Store) CreateAPIKey(ctx context.Context, k *workspace.APIKey) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO api_keys (id, workspace_id, name, key_hash, permissions, created_at)
+	return wrapWrite("create API key", s.execOne(ctx, "", `INSERT INTO api_keys (id, workspace_id, name, key_hash, permissions, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6)`,
-		k.ID, k.WorkspaceID, k.Name, k.Hash, joinPermissions(k.Permissions), micros(k.CreatedAt))
-	if err != nil {
-		return fmt.Errorf("create API key: %w", err)
-	}
-	return nil
+		k.ID, k.WorkspaceID, k.Name, k.Hash, joinPermissions(k.Permissions), micros(k.CreatedAt)))
 }
 
 const keyColumns = `id, workspace_id, name, key_hash, permissions, created_at`
@@ -121,11 +119,7 @@ func (s *Store) ListAPIKeys(ctx context.Context, workspaceID string, offset, lim
 
 // DeleteAPIKey implements workspace.Store.
 func (s *Store) DeleteAPIKey(ctx context.Context, workspaceID, id string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM api_keys WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
-	if err != nil {
-		return fmt.Errorf("delete API key: %w", err)
-	}
-	return mustAffect(res, "API key")
+	return wrapWrite("delete API key", s.execOne(ctx, "API key", `DELETE FROM api_keys WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
 }
 
 func scanKey(row scanner) (*workspace.APIKey, error) {
@@ -163,4 +157,25 @@ func mustAffect(res sql.Result, kind string) error {
 		return fault.NotFoundf(kind)
 	}
 	return nil
+}
+
+// execOne runs one statement in a transaction of inTx, so that the audit
+// entries ctx carries commit with it, or not at all. With kind set, a
+// statement that touched no row is NOT_FOUND (kind) and commits nothing.
+func (s *Store) execOne(ctx context.Context, kind, query string, args ...any) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, query, args...)
+		if err != nil || kind == "" {
+			return err
+		}
+		return mustAffect(res, kind)
+	})
+}
+
+// wrapWrite names op in err, unless err is the API's own (fault).
+func wrapWrite(op string, err error) error {
+	if _, ok := fault.As(err); ok || err == nil {
+		return err
+	}
+	return fmt.Errorf("%s: %w", op, err)
 }

@@ -58,13 +58,15 @@ const (
 	UsageRead      Permission = "usage:read"
 	BillingWrite   Permission = "billing:write"
 	KeysWrite      Permission = "keys:write"
+	// AuditRead reads the audit log (CONTRACT §13).
+	AuditRead Permission = "audit:read"
 )
 
 // AllPermissions lists every permission.
 var AllPermissions = []Permission{
 	LinksRead, LinksWrite, DomainsRead, DomainsWrite, AnalyticsRead,
 	QRRead, QRWrite, GalleriesRead, GalleriesWrite, WebhooksRead, WebhooksWrite,
-	UsageRead, BillingWrite, KeysWrite,
+	UsageRead, BillingWrite, KeysWrite, AuditRead,
 }
 
 // PermissionGroup is a resource and its permissions, the way a key's form
@@ -87,6 +89,7 @@ var PermissionGroups = []PermissionGroup{
 	{"Usage", []Permission{UsageRead}},
 	{"Billing", []Permission{BillingWrite}},
 	{"API keys", []Permission{KeysWrite}},
+	{"Audit log", []Permission{AuditRead}},
 }
 
 // ParsePermissions checks a list of permission names and returns it sorted,

@@ -15,6 +15,7 @@ import (
 	"shortlink.dev/api"
 	"shortlink.dev/controlplane/internal/billing"
 	"shortlink.dev/controlplane/internal/qrcodes"
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/gallery"
@@ -267,4 +268,17 @@ func utcOrNil(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// AuditEntry returns the API's view of an audit-log entry.
+func AuditEntry(e *audit.Entry) api.AuditEntry {
+	changes := make(map[string]api.AuditChange, len(e.Changes))
+	for k, c := range e.Changes {
+		changes[k] = api.AuditChange{Old: c.Old, New: c.New}
+	}
+	return api.AuditEntry{
+		ID: e.ID, Actor: api.AuditActor{Type: string(e.Actor.Type), ID: e.Actor.ID, Name: e.Actor.Name},
+		Action: e.Action, ResourceType: e.ResourceType, ResourceID: e.ResourceID, Changes: changes,
+		IP: e.IP, UserAgent: e.UserAgent, CreatedAt: e.CreatedAt.UTC(),
+	}
 }

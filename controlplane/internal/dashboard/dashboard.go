@@ -27,7 +27,7 @@ import (
 
 // Prefixes are the paths, besides "/" itself, below which the dashboard
 // answers; everything else at the root stays the API's.
-var Prefixes = []string{"/signin", "/signout", "/links", "/qr", "/galleries", "/domains", "/webhooks", "/keys", "/usage", "/analytics", "/assets"}
+var Prefixes = []string{"/signin", "/signout", "/links", "/qr", "/galleries", "/domains", "/webhooks", "/keys", "/usage", "/analytics", "/audit", "/assets"}
 
 // KeyFinder finds an API key by the hash of its value.
 type KeyFinder interface {
@@ -160,6 +160,8 @@ func (d *Dashboard) routes() chi.Router {
 
 		r.Get("/analytics", d.analytics)
 		r.Get("/analytics/export", d.analyticsExport)
+		r.Get("/audit", d.auditLog)           // audit.go
+		r.Get("/audit/export", d.auditExport) // audit.go
 
 		r.Get("/usage", d.usage)
 		r.Post("/usage/checkout", d.checkout)

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"time"
 
+	"shortlink.dev/controlplane/internal/convert"
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/domain"
@@ -61,7 +63,11 @@ func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, in Input)
 		return nil, err
 	}
 	d := &domain.Domain{ID: id.New(id.Domain), WorkspaceID: ws.ID, Name: name, Token: id.Base62(32), CreatedAt: s.now()}
-	if err := s.Store.CreateDomain(ctx, d); err != nil {
+	actx, err := audited(ctx, "domain.created", nil, d)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.CreateDomain(actx, d); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -132,6 +138,11 @@ func (s *Service) Verify(ctx context.Context, ws *workspace.Workspace, domainID 
 	// Edges may have taken the name's Host for the default domain: the
 	// change, stored with the verification, tells them.
 	wctx := bus.WithChanges(webhook.WithMessages(ctx, msg), bus.LinkChange{Kind: bus.KindDomain, Domain: d.Name})
+	after := *d
+	after.Verified, after.VerifiedAt, after.LastError = true, &now, nil
+	if wctx, err = audited(wctx, "domain.verified", d, &after); err != nil {
+		return nil, err
+	}
 	switch err := s.Store.MarkVerified(wctx, d.ID, now); {
 	case errors.Is(err, domain.ErrAlreadyVerified):
 		// A concurrent request of the workspace verified it (and sent the event).
@@ -148,8 +159,36 @@ func (s *Service) Verify(ctx context.Context, ws *workspace.Workspace, domainID 
 // unpublished, and the edges' changes of each of them, and of the name,
 // stored in the change outbox (domain.Store's DeleteDomain).
 func (s *Service) Delete(ctx context.Context, ws *workspace.Workspace, domainID string) error {
-	_, err := s.Store.DeleteDomain(ctx, ws.ID, domainID, s.now())
+	d, err := s.Store.GetDomain(ctx, ws.ID, domainID)
+	if err != nil {
+		return err
+	}
+	if ctx, err = audited(ctx, "domain.deleted", d, nil); err != nil {
+		return err
+	}
+	_, err = s.Store.DeleteDomain(ctx, ws.ID, domainID, s.now())
 	return err
+}
+
+// audited returns ctx carrying the audit entry of a change of a domain
+// from old to new (nil for none).
+func audited(ctx context.Context, action string, old, new *domain.Domain) (context.Context, error) {
+	d := new
+	if d == nil {
+		d = old
+	}
+	e, err := audit.Of(d.WorkspaceID, action, "domain", d.ID, auditView(old), auditView(new))
+	if err != nil {
+		return nil, err
+	}
+	return audit.With(ctx, e), nil
+}
+
+func auditView(d *domain.Domain) map[string]any {
+	if d == nil {
+		return nil
+	}
+	return audit.View(convert.Domain(d), "id", "createdAt", "verifiedAt", "lastError")
 }
 
 func (s *Service) now() time.Time {

@@ -13,8 +13,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"shortlink.dev/controlplane/internal/convert"
 	"shortlink.dev/controlplane/internal/links"
 	"shortlink.dev/controlplane/internal/shortdomain"
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/fault"
@@ -90,8 +92,12 @@ func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, in Input)
 	if err := s.apply(ctx, g, &in, true); err != nil {
 		return nil, err
 	}
+	actx, err := s.audited(ctx, "gallery.created", nil, g)
+	if err != nil {
+		return nil, err
+	}
 	// Edges may cache the page's absence: the change tells them it exists now.
-	if err := s.Store.CreateGallery(changed(ctx, g.Domain, g.Slug), g); err != nil {
+	if err := s.Store.CreateGallery(changed(actx, g.Domain, g.Slug), g); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -109,12 +115,16 @@ func (s *Service) List(ctx context.Context, f gallery.Filter) ([]*gallery.Galler
 
 // Update applies in to the workspace's gallery.
 func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, galleryID string, in Input) (*gallery.Gallery, error) {
-	return s.edit(ctx, ws, galleryID, func(g *gallery.Gallery) error { return s.apply(ctx, g, &in, false) })
+	return s.edit(ctx, ws, galleryID, "gallery.updated", func(g *gallery.Gallery) error { return s.apply(ctx, g, &in, false) })
 }
 
 // Publish publishes or unpublishes the workspace's gallery.
 func (s *Service) Publish(ctx context.Context, ws *workspace.Workspace, galleryID string, published bool) (*gallery.Gallery, error) {
-	return s.edit(ctx, ws, galleryID, func(g *gallery.Gallery) error {
+	action := "gallery.published"
+	if !published {
+		action = "gallery.unpublished"
+	}
+	return s.edit(ctx, ws, galleryID, action, func(g *gallery.Gallery) error {
 		g.IsPublished = published
 		return nil
 	})
@@ -123,7 +133,7 @@ func (s *Service) Publish(ctx context.Context, ws *workspace.Workspace, galleryI
 // edit reads the gallery, changes it with fn and stores it; when another
 // write came between, it reads it again and reapplies fn (a PATCH racing a
 // publish keeps both).
-func (s *Service) edit(ctx context.Context, ws *workspace.Workspace, galleryID string, fn func(*gallery.Gallery) error) (*gallery.Gallery, error) {
+func (s *Service) edit(ctx context.Context, ws *workspace.Workspace, galleryID, action string, fn func(*gallery.Gallery) error) (*gallery.Gallery, error) {
 	var g *gallery.Gallery
 	var oldDomain, oldSlug string
 	for attempt := 0; ; attempt++ {
@@ -132,6 +142,7 @@ func (s *Service) edit(ctx context.Context, ws *workspace.Workspace, galleryID s
 			return nil, err
 		}
 		oldDomain, oldSlug = g.Domain, g.Slug
+		before := *g
 		readAt := g.UpdatedAt
 		if err := fn(g); err != nil {
 			return nil, err
@@ -142,7 +153,11 @@ func (s *Service) edit(ctx context.Context, ws *workspace.Workspace, galleryID s
 		}
 		// The page at its address before and after (the store stores a
 		// change once when they are the same).
-		err = s.Store.UpdateGallery(changed(ctx, g.Domain, g.Slug, oldDomain, oldSlug), g, readAt)
+		actx, err := s.audited(ctx, action, &before, g)
+		if err != nil {
+			return nil, err
+		}
+		err = s.Store.UpdateGallery(changed(actx, g.Domain, g.Slug, oldDomain, oldSlug), g, readAt)
 		if errors.Is(err, gallery.ErrChanged) && attempt < 10 {
 			continue
 		}
@@ -161,7 +176,11 @@ func (s *Service) Delete(ctx context.Context, ws *workspace.Workspace, galleryID
 	if err != nil {
 		return err
 	}
-	if err := s.Store.DeleteGallery(changed(ctx, g.Domain, g.Slug), ws.ID, galleryID); err != nil {
+	actx, err := s.audited(ctx, "gallery.deleted", g, nil)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.DeleteGallery(changed(actx, g.Domain, g.Slug), ws.ID, galleryID); err != nil {
 		return err
 	}
 	for _, it := range g.Items {
@@ -192,7 +211,11 @@ func (s *Service) AddItem(ctx context.Context, by Actor, galleryID string, in It
 	if err := s.bindLink(ctx, by, g, it, nil); err != nil {
 		return nil, err
 	}
-	if err := s.Store.AddItem(changed(ctx, g.Domain, g.Slug), ws.ID, it); err != nil {
+	actx, err := s.auditedItem(ctx, ws, "gallery_item.created", nil, it)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.AddItem(changed(actx, g.Domain, g.Slug), ws.ID, it); err != nil {
 		// The link made for the item serves nothing now.
 		if rerr := s.releaseLink(ctx, ws, it); rerr != nil {
 			err = errors.Join(err, rerr)
@@ -221,7 +244,11 @@ func (s *Service) UpdateItem(ctx context.Context, by Actor, galleryID, itemID st
 		return nil, err
 	}
 	it.UpdatedAt = s.now()
-	if err := s.Store.UpdateItem(changed(ctx, g.Domain, g.Slug), ws.ID, it); err != nil {
+	actx, err := s.auditedItem(ctx, ws, "gallery_item.updated", &before, it)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.UpdateItem(changed(actx, g.Domain, g.Slug), ws.ID, it); err != nil {
 		return nil, err
 	}
 	return it, nil
@@ -238,7 +265,11 @@ func (s *Service) DeleteItem(ctx context.Context, ws *workspace.Workspace, galle
 	if it == nil {
 		return fault.NotFoundf("gallery item")
 	}
-	if err := s.Store.DeleteItem(changed(ctx, g.Domain, g.Slug), ws.ID, galleryID, itemID); err != nil {
+	actx, err := s.auditedItem(ctx, ws, "gallery_item.deleted", it, nil)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.DeleteItem(changed(actx, g.Domain, g.Slug), ws.ID, galleryID, itemID); err != nil {
 		return err
 	}
 	return s.releaseLink(ctx, ws, it)
@@ -254,7 +285,16 @@ func (s *Service) Reorder(ctx context.Context, ws *workspace.Workspace, galleryI
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Store.ReorderItems(changed(ctx, g.Domain, g.Slug), ws.ID, galleryID, ids); err != nil {
+	old := make([]string, len(g.Items))
+	for i, it := range g.Items {
+		old[i] = it.ID
+	}
+	e, err := audit.Of(ws.ID, "gallery.items_reordered", "gallery", g.ID,
+		map[string]any{"itemIds": old}, map[string]any{"itemIds": ids})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.ReorderItems(changed(audit.With(ctx, e), g.Domain, g.Slug), ws.ID, galleryID, ids); err != nil {
 		return nil, err
 	}
 	return s.Store.GetGallery(ctx, ws.ID, galleryID)
@@ -570,4 +610,46 @@ func truncate(s string, max int) string {
 		return s
 	}
 	return string([]rune(s)[:max])
+}
+
+// audited returns ctx carrying the audit entry of a change of a gallery
+// (without its items, which have entries of their own) from old to new (nil
+// for none).
+func (s *Service) audited(ctx context.Context, action string, old, new *gallery.Gallery) (context.Context, error) {
+	g := new
+	if g == nil {
+		g = old
+	}
+	view := func(g *gallery.Gallery) map[string]any {
+		if g == nil {
+			return nil
+		}
+		return audit.View(convert.Gallery(g, s.PageURL(g), s.Config.ShortURL), "id", "items", "createdAt", "updatedAt")
+	}
+	e, err := audit.Of(g.WorkspaceID, action, "gallery", g.ID, view(old), view(new))
+	if err != nil {
+		return nil, err
+	}
+	return audit.With(ctx, e), nil
+}
+
+// auditedItem is audited for an item of a gallery.
+func (s *Service) auditedItem(ctx context.Context, ws *workspace.Workspace, action string, old, new *gallery.Item) (context.Context, error) {
+	it := new
+	if it == nil {
+		it = old
+	}
+	view := func(it *gallery.Item) map[string]any {
+		if it == nil {
+			return nil
+		}
+		m := audit.View(convert.GalleryItem(it, s.Config.ShortURL), "id", "createdAt", "updatedAt")
+		m["galleryId"] = it.GalleryID
+		return m
+	}
+	e, err := audit.Of(ws.ID, action, "gallery_item", it.ID, view(old), view(new))
+	if err != nil {
+		return nil, err
+	}
+	return audit.With(ctx, e), nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"shortlink.dev/controlplane/internal/ratelimit"
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/clientip"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/workspace"
@@ -86,9 +87,13 @@ func (a *API) guard(next http.Handler) http.Handler {
 			return
 		}
 		ctx = context.WithValue(ctx, rateKey, res)
+		// The audit log records who made each change, and from where.
+		req := audit.Request{IP: a.clientIP(r).String(), UserAgent: r.UserAgent()}
 		if p != nil {
 			ctx = context.WithValue(ctx, principalKey, p)
+			req.Actor = audit.Actor{Type: audit.ActorKey, ID: p.Key.ID, Name: p.Key.Name}
 		}
+		ctx = audit.WithRequest(ctx, req)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

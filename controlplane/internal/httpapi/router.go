@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"shortlink.dev/controlplane/internal/auditlog"
 	"shortlink.dev/controlplane/internal/billing"
 	"shortlink.dev/controlplane/internal/dashboard"
 	"shortlink.dev/controlplane/internal/domains"
@@ -77,6 +78,7 @@ type API struct {
 	keys      *keys.Service
 	usage     *usage.Service
 	stats     *linkstats.Service
+	audit     *auditlog.Service
 	sessions  dashboard.SessionStore
 	limiter   ratelimit.Limiter
 	log       *slog.Logger
@@ -113,6 +115,7 @@ func New(o Options) *API {
 		keys:      svc.Keys,
 		usage:     svc.Usage,
 		stats:     svc.Stats,
+		audit:     svc.Audit,
 		sessions:  o.Sessions,
 		limiter:   o.Limiter,
 		log:       o.Logger,
@@ -171,6 +174,9 @@ func (a *API) routes() chi.Router {
 		r.With(a.need(workspace.KeysWrite)).Delete("/api-keys/{id}", a.deleteKey)
 
 		r.With(a.need(workspace.UsageRead)).Get("/usage", a.getUsage)
+
+		r.With(a.need(workspace.AuditRead)).Get("/audit-log", a.listAudit)          // audit.go
+		r.With(a.need(workspace.AuditRead)).Get("/audit-log/export", a.exportAudit) // audit.go
 
 		r.With(a.need(workspace.DomainsWrite)).Post("/domains", a.createDomain)
 		r.With(a.need(workspace.DomainsRead)).Get("/domains", a.listDomains)

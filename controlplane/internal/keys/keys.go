@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/workspace"
 )
@@ -77,7 +78,11 @@ func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, caller *w
 		return nil, "", err
 	}
 	k, value := workspace.NewAPIKey(ws.ID, name, perms, s.Now())
-	if err := s.Store.CreateAPIKey(ctx, k); err != nil {
+	actx, err := audited(ctx, "api_key.created", nil, k)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := s.Store.CreateAPIKey(actx, k); err != nil {
 		return nil, "", err
 	}
 	return k, value, nil
@@ -94,8 +99,32 @@ func (s *Service) Delete(ctx context.Context, ws *workspace.Workspace, caller *w
 	if err := MayManage(caller, k.Permissions, "revoke a key holding"); err != nil {
 		return err
 	}
+	if ctx, err = audited(ctx, "api_key.revoked", k, nil); err != nil {
+		return err
+	}
 	// Keys never change, so the check above still holds for the delete.
 	return s.Store.DeleteAPIKey(ctx, ws.ID, k.ID)
+}
+
+// audited returns ctx carrying the audit entry of a key made (old nil) or
+// revoked (new nil): its name and permissions, never its value or hash.
+func audited(ctx context.Context, action string, old, new *workspace.APIKey) (context.Context, error) {
+	k := new
+	if k == nil {
+		k = old
+	}
+	e, err := audit.Of(k.WorkspaceID, action, "api_key", k.ID, keyView(old), keyView(new))
+	if err != nil {
+		return nil, err
+	}
+	return audit.With(ctx, e), nil
+}
+
+func keyView(k *workspace.APIKey) map[string]any {
+	if k == nil {
+		return nil
+	}
+	return map[string]any{"name": k.Name, "permissions": k.Permissions}
 }
 
 // APIKeyByHash returns the key whose value has the hash (workspace.HashKey),

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"shortlink.dev/controlplane/internal/convert"
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/link"
@@ -43,6 +44,7 @@ func (s *Service) UpdateMany(ctx context.Context, ws *workspace.Workspace, u Bul
 		changedLinks []*link.Link
 		msgs         []webhook.Message
 		changes      []bus.LinkChange
+		entries      []audit.Entry
 	)
 	now := s.now()
 	for _, id := range ids {
@@ -82,13 +84,18 @@ func (s *Service) UpdateMany(ctx context.Context, ws *workspace.Workspace, u Bul
 			return nil, fmt.Errorf("%s event: %w", webhook.EventLinkUpdated, err)
 		}
 		msgs = append(msgs, m)
+		e, err := s.auditEntry(ws, "link.updated", &before, l)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, e)
 		changes = append(changes, bus.LinkChange{LinkID: l.ID, Domain: l.Domain, Slug: l.Slug})
 		changedLinks = append(changedLinks, l)
 	}
 	if len(changedLinks) == 0 {
 		return out, nil
 	}
-	wctx := bus.WithChanges(webhook.WithMessages(ctx, msgs...), changes...)
+	wctx := audit.With(bus.WithChanges(webhook.WithMessages(ctx, msgs...), changes...), entries...)
 	if err := s.Store.UpdateLinks(wctx, changedLinks, s.Config.LinkLimit(ws.Plan)); err != nil {
 		return nil, err
 	}

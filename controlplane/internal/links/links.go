@@ -13,6 +13,7 @@ import (
 
 	"shortlink.dev/controlplane/internal/convert"
 	"shortlink.dev/controlplane/internal/shortdomain"
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/country"
@@ -104,6 +105,9 @@ func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, keyID str
 		if err != nil {
 			return nil, err
 		}
+		if wctx, err = s.audited(wctx, ws, "link.created", nil, l); err != nil {
+			return nil, err
+		}
 		// Edges may cache the slug's absence: the change tells them it
 		// exists now.
 		err = s.Store.CreateLink(changed(wctx, l, l.Domain, l.Slug), l, s.Config.LinkLimit(ws.Plan))
@@ -143,6 +147,7 @@ func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, linkID st
 		return nil, err
 	}
 	oldDomain, oldSlug := l.Domain, l.Slug
+	before := *l
 	if err := s.apply(ctx, l, &in, false); err != nil {
 		return nil, err
 	}
@@ -167,6 +172,9 @@ func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, linkID st
 	if err != nil {
 		return nil, err
 	}
+	if wctx, err = s.audited(wctx, ws, "link.updated", &before, l); err != nil {
+		return nil, err
+	}
 	if err := s.Store.UpdateLink(changed(wctx, l, oldDomain, oldSlug), l, s.Config.LinkLimit(ws.Plan)); err != nil {
 		return nil, err
 	}
@@ -183,10 +191,14 @@ func (s *Service) Archive(ctx context.Context, ws *workspace.Workspace, linkID s
 	if l.IsArchived {
 		return l, nil
 	}
+	before := *l
 	l.IsArchived = true
 	l.UpdatedAt = s.now()
 	wctx, err := s.withEvent(ctx, ws, webhook.EventLinkDeleted, convert.Link(l, s.Config))
 	if err != nil {
+		return nil, err
+	}
+	if wctx, err = s.audited(wctx, ws, "link.deleted", &before, l); err != nil {
 		return nil, err
 	}
 	if err := s.Store.UpdateLink(changed(wctx, l, l.Domain, l.Slug), l, -1); err != nil {
@@ -208,6 +220,39 @@ func (s *Service) withEvent(ctx context.Context, ws *workspace.Workspace, event 
 		return nil, fmt.Errorf("%s event: %w", event, err)
 	}
 	return webhook.WithMessages(ctx, m), nil
+}
+
+// audited returns ctx carrying the audit entry of a change of a link from
+// old to new (nil for none), which the store records in the write's
+// transaction.
+func (s *Service) audited(ctx context.Context, ws *workspace.Workspace, action string, old, new *link.Link) (context.Context, error) {
+	e, err := s.auditEntry(ws, action, old, new)
+	if err != nil {
+		return nil, err
+	}
+	return audit.With(ctx, e), nil
+}
+
+func (s *Service) auditEntry(ws *workspace.Workspace, action string, old, new *link.Link) (audit.Entry, error) {
+	id := ""
+	if new != nil {
+		id = new.ID
+	} else if old != nil {
+		id = old.ID
+	}
+	return audit.Of(ws.ID, action, "link", id, s.auditView(old), s.auditView(new), "password")
+}
+
+// auditView is what the audit log compares of a link: its API view without
+// what clicks or the write itself change, and its password hash as a secret
+// (audit.Of shows only that it changed).
+func (s *Service) auditView(l *link.Link) map[string]any {
+	if l == nil {
+		return nil
+	}
+	m := audit.View(convert.Link(l, s.Config), "id", "clickCount", "lastClickedAt", "createdAt", "updatedAt")
+	m["password"] = l.PasswordHash
+	return m
 }
 
 func (s *Service) domains() shortdomain.Rules {

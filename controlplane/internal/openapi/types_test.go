@@ -34,6 +34,7 @@ var wireSchemas = []struct {
 	{"APIKey", api.APIKey{}},
 	{"APIKeyInput", api.APIKeyInput{}},
 	{"Usage", api.Usage{}},
+	{"AuditEntry", api.AuditEntry{}},
 	{"Domain", api.Domain{}},
 	{"DomainInput", api.DomainInput{}},
 	{"QRGenerateInput", api.QRGenerateInput{}},

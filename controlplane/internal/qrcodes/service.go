@@ -2,11 +2,15 @@ package qrcodes
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/id"
@@ -194,7 +198,11 @@ func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, in Input)
 	if err := s.apply(ctx, c, &in, true); err != nil {
 		return nil, err
 	}
-	if err := s.Store.CreateQRCode(ctx, c); err != nil {
+	actx, err := audited(ctx, "qr.created", nil, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.CreateQRCode(actx, c); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -211,11 +219,16 @@ func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, codeID st
 	if err != nil {
 		return nil, err
 	}
+	before := *c
 	if err := s.apply(ctx, c, &in, false); err != nil {
 		return nil, err
 	}
 	c.UpdatedAt = s.now()
-	if err := s.Store.UpdateQRCode(ctx, c); err != nil {
+	actx, err := audited(ctx, "qr.updated", &before, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.UpdateQRCode(actx, c); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -223,7 +236,44 @@ func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, codeID st
 
 // Delete removes the workspace's code.
 func (s *Service) Delete(ctx context.Context, ws *workspace.Workspace, codeID string) error {
+	c, err := s.Store.GetQRCode(ctx, ws.ID, codeID)
+	if err != nil {
+		return err
+	}
+	if ctx, err = audited(ctx, "qr.deleted", c, nil); err != nil {
+		return err
+	}
 	return s.Store.DeleteQRCode(ctx, ws.ID, codeID)
+}
+
+// audited returns ctx carrying the audit entry of a change of a code from
+// old to new (nil for none).
+func audited(ctx context.Context, action string, old, new *qrcode.Code) (context.Context, error) {
+	c := new
+	if c == nil {
+		c = old
+	}
+	e, err := audit.Of(c.WorkspaceID, action, "qr", c.ID, qrView(old), qrView(new))
+	if err != nil {
+		return nil, err
+	}
+	return audit.With(ctx, e), nil
+}
+
+// qrView is what the audit log compares of a code. An uploaded logo (a data
+// URL of up to 256 KiB) is named by a digest of its bytes, not copied.
+func qrView(c *qrcode.Code) map[string]any {
+	if c == nil {
+		return nil
+	}
+	logo := c.Logo
+	if strings.HasPrefix(logo, "data:") {
+		sum := sha256.Sum256([]byte(logo))
+		logo = "uploaded image sha256:" + hex.EncodeToString(sum[:8])
+	}
+	return map[string]any{"name": c.Name, "url": c.URL, "linkId": c.LinkID, "size": c.Size,
+		"foregroundColor": c.ForegroundColor, "backgroundColor": c.BackgroundColor,
+		"cornerRadius": c.CornerRadius, "errorCorrection": c.ErrorCorrection, "logo": logo}
 }
 
 // List returns a page of the workspace's codes and their total.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"shortlink.dev/controlplane/internal/auditlog"
 	"shortlink.dev/controlplane/internal/billing"
 	"shortlink.dev/controlplane/internal/domains"
 	"shortlink.dev/controlplane/internal/galleries"
@@ -16,6 +17,7 @@ import (
 	"shortlink.dev/controlplane/internal/qrcodes"
 	"shortlink.dev/controlplane/internal/usage"
 	"shortlink.dev/controlplane/internal/webhooks"
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/gallery"
@@ -36,6 +38,8 @@ type Store interface {
 	webhook.Store
 	// Checkout sessions and subscriptions (billing).
 	workspace.BillingStore
+	// The audit log (auditlog).
+	audit.Store
 }
 
 // Deps is what the services are built from.
@@ -64,6 +68,7 @@ type Services struct {
 	Keys      *keys.Service
 	Usage     *usage.Service
 	Stats     *linkstats.Service
+	Audit     *auditlog.Service
 }
 
 // New builds the services over d's store and settings.
@@ -91,5 +96,6 @@ func New(d Deps) (*Services, error) {
 		Keys:      keys.New(d.Store),
 		Usage:     usage.New(d.Store, d.Config, d.Stats),
 		Stats:     st,
+		Audit:     auditlog.New(d.Store, d.Config),
 	}, nil
 }

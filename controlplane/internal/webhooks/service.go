@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"shortlink.dev/controlplane/internal/convert"
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/id"
 	"shortlink.dev/shared/patch"
@@ -68,6 +70,10 @@ func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, in Input)
 	if err := s.apply(w, &in, true); err != nil {
 		return nil, err
 	}
+	ctx, err := audited(ctx, "webhook.created", nil, w)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.Store.CreateWebhook(ctx, w); err != nil {
 		return nil, err
 	}
@@ -88,13 +94,13 @@ func (s *Service) List(ctx context.Context, f webhook.Filter) ([]*webhook.Webhoo
 // webhook and sets its failure count to 0.
 func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, webhookID string, in Input) (*webhook.Webhook, error) {
 	reset := in.IsActive.HasValue() && in.IsActive.V
-	return s.edit(ctx, ws, webhookID, reset, func(w *webhook.Webhook) error { return s.apply(w, &in, false) })
+	return s.edit(ctx, ws, webhookID, "webhook.updated", reset, func(w *webhook.Webhook) error { return s.apply(w, &in, false) })
 }
 
 // RotateSecret gives the webhook a new secret; the old one stops signing at once.
 func (s *Service) RotateSecret(ctx context.Context, ws *workspace.Workspace, webhookID string) (*webhook.Webhook, error) {
 	secret := NewSecret()
-	return s.edit(ctx, ws, webhookID, false, func(w *webhook.Webhook) error {
+	return s.edit(ctx, ws, webhookID, "webhook.secret_rotated", false, func(w *webhook.Webhook) error {
 		w.Secret = secret
 		return nil
 	})
@@ -103,20 +109,25 @@ func (s *Service) RotateSecret(ctx context.Context, ws *workspace.Workspace, web
 // edit reads the webhook, changes it with fn and stores it; when another
 // write came between (an edit, a rotation, the dispatcher disabling it), it
 // reads it again and reapplies fn, so that no write undoes another.
-func (s *Service) edit(ctx context.Context, ws *workspace.Workspace, webhookID string, resetFailures bool, fn func(*webhook.Webhook) error) (*webhook.Webhook, error) {
+func (s *Service) edit(ctx context.Context, ws *workspace.Workspace, webhookID, action string, resetFailures bool, fn func(*webhook.Webhook) error) (*webhook.Webhook, error) {
 	for attempt := 0; ; attempt++ {
 		w, err := s.Store.GetWebhook(ctx, ws.ID, webhookID)
 		if err != nil {
 			return nil, err
 		}
 		readAt := w.UpdatedAt
+		before := *w
 		if err := fn(w); err != nil {
 			return nil, err
 		}
 		if w.UpdatedAt = s.now(); !w.UpdatedAt.After(readAt) {
 			w.UpdatedAt = readAt.Add(time.Microsecond)
 		}
-		err = s.Store.UpdateWebhook(ctx, w, readAt, resetFailures)
+		actx, err := audited(ctx, action, &before, w)
+		if err != nil {
+			return nil, err
+		}
+		err = s.Store.UpdateWebhook(actx, w, readAt, resetFailures)
 		if errors.Is(err, webhook.ErrChanged) && attempt < 10 {
 			continue
 		}
@@ -129,7 +140,38 @@ func (s *Service) edit(ctx context.Context, ws *workspace.Workspace, webhookID s
 
 // Delete removes the workspace's webhook and its deliveries.
 func (s *Service) Delete(ctx context.Context, ws *workspace.Workspace, webhookID string) error {
+	w, err := s.Store.GetWebhook(ctx, ws.ID, webhookID)
+	if err != nil {
+		return err
+	}
+	ctx, err = audited(ctx, "webhook.deleted", w, nil)
+	if err != nil {
+		return err
+	}
 	return s.Store.DeleteWebhook(ctx, ws.ID, webhookID)
+}
+
+// audited returns ctx carrying the audit entry of a change of a webhook
+// from old to new (nil for none): its secret shows only as changed.
+func audited(ctx context.Context, action string, old, new *webhook.Webhook) (context.Context, error) {
+	w := new
+	if w == nil {
+		w = old
+	}
+	e, err := audit.Of(w.WorkspaceID, action, "webhook", w.ID, auditView(old), auditView(new), "secret")
+	if err != nil {
+		return nil, err
+	}
+	return audit.With(ctx, e), nil
+}
+
+func auditView(w *webhook.Webhook) map[string]any {
+	if w == nil {
+		return nil
+	}
+	m := audit.View(convert.Webhook(w, false), "id", "secret", "createdAt", "updatedAt", "failureCount", "consecutiveFailures")
+	m["secret"] = w.Secret
+	return m
 }
 
 // Deliveries returns a page of the webhook's deliveries, newest first.

@@ -33,6 +33,8 @@ type Plane struct {
 	closeLimiter func() error
 	dispatching  *app.Task
 	relaying     *app.Task
+	// pruning deletes the audit-log entries past their plan's retention.
+	pruning *app.Task
 	// releaseOwner lets go of the data folder's relay name.
 	releaseOwner func()
 }
@@ -61,6 +63,10 @@ func (a *Plane) Open(ctx context.Context, m *app.Main) error {
 	st.OnEnqueue(dispatcher.Notify)
 	a.dispatching = app.Start(func(ctx context.Context) error {
 		dispatcher.Run(ctx)
+		return nil
+	})
+	a.pruning = app.Start(func(ctx context.Context) error {
+		server.PruneAudit(ctx, cfg, st, m.Logger)
 		return nil
 	})
 	a.opts = server.Options{Config: cfg, Store: st, Limiter: limiter, Logger: m.Logger, Registry: m.Registry, Dispatcher: dispatcher}
@@ -139,6 +145,7 @@ func (a *Plane) Shutdown() error {
 // rest wait in the outbox for the next start), and releases the limiter.
 func (a *Plane) Close() {
 	a.dispatching.Stop(context.Background()) //nolint:errcheck // the dispatcher returns nothing
+	a.pruning.Stop(context.Background())     //nolint:errcheck // the pruner returns nothing
 	if a.closeLimiter != nil {
 		a.closeLimiter()
 	}
