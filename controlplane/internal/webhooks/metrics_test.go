@@ -137,8 +137,11 @@ func TestDispatchMetrics(t *testing.T) {
 	if got := counter("shortlink_webhook_attempts_total", "delivered"); got != 2 {
 		t.Errorf("delivered %v, want 2", got)
 	}
-	if got := counter("shortlink_webhook_attempts_total", "rejected"); got != webhook.MaxConsecutiveFailures {
-		t.Errorf("rejected %v, want %d (then the webhook is disabled)", got, webhook.MaxConsecutiveFailures)
+	// The two messages' attempts run side by side: the tenth failure
+	// disables the webhook, and the other message's attempt may be in
+	// flight beside it (as the silent receiver's below), never more.
+	if got := counter("shortlink_webhook_attempts_total", "rejected"); got < webhook.MaxConsecutiveFailures || got > webhook.MaxConsecutiveFailures+1 {
+		t.Errorf("rejected %v, want %d (then the webhook is disabled) or one more in flight beside it", got, webhook.MaxConsecutiveFailures)
 	}
 	if got := counter("shortlink_webhook_attempts_total", "unreachable"); got < 2 || got > 3 {
 		t.Errorf("unreachable %v, want 2 (the threshold) or 3 (one more in flight beside it)", got)
