@@ -25,7 +25,9 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -113,12 +115,29 @@ func (d *dashTab) pick(sel, value string) {
 	}
 }
 
-// shoot saves a screenshot of the dashboard's path at every width, and
-// checks that the page never scrolls sideways on a phone.
+// maxShotHeight is the tallest page, in CSS pixels, a screenshot takes whole.
+const maxShotHeight = 6000
+
 // screenshot saves the page as it is, as dashboard-NAME.png.
+
 func (d *dashTab) screenshot(name string) {
 	d.t.Helper()
-	shot, err := chromedp.Run(d.tab, chromedp.FullScreenshot(100))
+	size := dashEval[[]float64](d, `[document.documentElement.scrollWidth, document.documentElement.scrollHeight]`)
+	shoot := chromedp.FullScreenshot(100)
+	if size[1] > maxShotHeight {
+		// Chromium refuses a capture past its texture size ("Page is too
+		// large"): a page that long (the API reference) is shot from its top.
+		shoot = func(ctx context.Context, tg *chromedp.Target) ([]byte, error) {
+			r, err := cdp.Call(ctx, tg, page.CaptureScreenshot, page.CaptureScreenshotParams{
+				CaptureBeyondViewport: new(true), Format: page.CaptureScreenshotFormatPng,
+				Clip: &page.Viewport{Width: size[0], Height: maxShotHeight, Scale: 1}})
+			if err != nil {
+				return nil, err
+			}
+			return r.Data, nil
+		}
+	}
+	shot, err := chromedp.Run(d.tab, shoot)
 	if err != nil {
 		d.t.Fatalf("screenshot %s: %v", name, err)
 	}
@@ -127,6 +146,8 @@ func (d *dashTab) screenshot(name string) {
 	}
 }
 
+// shoot saves a screenshot of the dashboard's path at every width, and
+// checks that the page never scrolls sideways on a phone.
 func (d *dashTab) shoot(name, path string) {
 	d.t.Helper()
 	for _, vp := range viewports {
