@@ -79,6 +79,11 @@ func decodeLogo(s string) (image.Image, string) {
 	if !bytes.HasPrefix(data, signature) {
 		return nil, "is not a " + kind + " image (its data URL says " + kind + ")"
 	}
+	if !isPNG && jpegScans(data) > maxLogoScans {
+		// Each scan of a progressive JPEG walks the whole image: a file of
+		// thousands of near-empty scans costs seconds of CPU to decode.
+		return nil, fmt.Sprintf("is a JPEG of more than %d scans; save it again as a PNG or a baseline JPEG", maxLogoScans)
+	}
 	cfg, err := decodeConfig(bytes.NewReader(data))
 	if err != nil {
 		return nil, "is not a valid " + kind + " image"
@@ -91,6 +96,44 @@ func decodeLogo(s string) (image.Image, string) {
 		return nil, "is not a valid " + kind + " image"
 	}
 	return img, ""
+}
+
+// maxLogoScans bounds a JPEG logo's scans (start-of-scan markers): a
+// baseline JPEG has one, a progressive one about ten.
+const maxLogoScans = 64
+
+// jpegScans counts the start-of-scan markers of the JPEG data, walking its
+// segments (and the entropy-coded data after each scan's header) without
+// decoding anything; it stops counting past maxLogoScans.
+func jpegScans(data []byte) int {
+	scans := 0
+	for i := 2; i+1 < len(data) && scans <= maxLogoScans; {
+		if data[i] != 0xff {
+			i++ // entropy-coded data, or padding
+			continue
+		}
+		m := data[i+1]
+		switch {
+		case m == 0xff || m == 0x00 || (m >= 0xd0 && m <= 0xd7) || m == 0x01:
+			// Fill byte, a stuffed 0xff of scan data, a restart marker, TEM.
+			i += 2
+			continue
+		case m == 0xd9: // EOI
+			return scans
+		}
+		if i+3 >= len(data) {
+			return scans
+		}
+		next := i + 2 + (int(data[i+2])<<8 | int(data[i+3]))
+		if m == 0xda { // SOS: its header, then scan data up to the next marker
+			scans++
+		}
+		if next <= i {
+			return scans
+		}
+		i = next
+	}
+	return scans
 }
 
 // checkLogo says why a logo cannot be drawn, or "".

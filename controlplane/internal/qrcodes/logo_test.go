@@ -483,3 +483,34 @@ func FuzzQRLogo(f *testing.F) {
 		}
 	})
 }
+
+// A JPEG's scans are counted before it is decoded: each scan of a
+// progressive JPEG walks the whole image, so a 256 KiB file of thousands of
+// near-empty scans took 20 s of CPU to decode (on the public
+// /qr/generate). A baseline JPEG has one scan; a stuffed 0xff00 or a restart
+// marker inside scan data is no marker.
+func TestQRLogoJPEGScans(t *testing.T) {
+	jpegData, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(testJPEG(t, 40, 40), jpegPrefix))
+	if n := jpegScans(jpegData); n != 1 {
+		t.Fatalf("a baseline JPEG: %d scans, want 1", n)
+	}
+	eoi := bytes.LastIndex(jpegData, []byte{0xff, 0xd9})
+	// A scan header (one component, spectral 1..63) and scan data holding a
+	// stuffed 0xff and a restart marker.
+	scan := []byte{0xff, 0xda, 0x00, 0x08, 0x01, 0x01, 0x00, 0x01, 0x3f, 0x00, 0x12, 0xff, 0x00, 0x34, 0xff, 0xd0, 0x56}
+	for _, extra := range []int{maxLogoScans - 1, maxLogoScans, 5000} {
+		bomb := append([]byte{}, jpegData[:eoi]...)
+		for range extra {
+			bomb = append(bomb, scan...)
+		}
+		bomb = append(bomb, 0xff, 0xd9)
+		got := jpegScans(bomb)
+		if want := min(1+extra, maxLogoScans+1); got != want {
+			t.Errorf("%d extra scans: counted %d, want %d", extra, got, want)
+		}
+		_, why := decodeLogo(logoOf("image/jpeg", bomb))
+		if tooMany := strings.Contains(why, "scans"); tooMany != (1+extra > maxLogoScans) {
+			t.Errorf("%d scans: %q", 1+extra, why)
+		}
+	}
+}
