@@ -99,19 +99,27 @@ func Listen(o Options) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{
-		http: &http.Server{
-			Handler:           api,
-			ReadHeaderTimeout: 10 * time.Second,
-			ReadTimeout:       30 * time.Second,
-			WriteTimeout:      60 * time.Second,
-			IdleTimeout:       2 * time.Minute,
-			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		},
-		ln:  ln,
-		log: log,
-	}, nil
+	return &Server{http: newHTTPServer(api, log), ln: ln, log: log}, nil
 }
+
+// newHTTPServer is the API's http.Server: its time and size bounds.
+func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Headers of 64 KiB, not net/http's 1 MiB: nothing legitimate
+		// sends more, and every byte may be read and kept (an audit
+		// entry's user agent is cut to 512 bytes).
+		MaxHeaderBytes: maxHeaderBytes,
+		ReadTimeout:    30 * time.Second,
+		WriteTimeout:   60 * time.Second,
+		IdleTimeout:    2 * time.Minute,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
+
+// maxHeaderBytes bounds a request's headers.
+const maxHeaderBytes = 64 << 10
 
 // Addr is the bound address.
 func (s *Server) Addr() string { return s.ln.Addr().String() }

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // ActorType is the kind of who made a change.
@@ -50,8 +51,21 @@ type Request struct {
 
 type requestKey struct{}
 
-// WithRequest returns ctx carrying r: the entries written with ctx record it.
+// MaxUserAgent bounds the user agent an entry keeps, in bytes: a header of a
+// megabyte, copied into each of a bulk change's hundred entries, would
+// write a hundred megabytes.
+const MaxUserAgent = 512
+
+// WithRequest returns ctx carrying r: the entries written with ctx record it,
+// its user agent cut to MaxUserAgent bytes (at a character's boundary).
 func WithRequest(ctx context.Context, r Request) context.Context {
+	if len(r.UserAgent) > MaxUserAgent {
+		ua := r.UserAgent[:MaxUserAgent]
+		for len(ua) > 0 && !utf8.ValidString(ua) {
+			ua = ua[:len(ua)-1]
+		}
+		r.UserAgent = ua
+	}
 	return context.WithValue(ctx, requestKey{}, r)
 }
 

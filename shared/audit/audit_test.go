@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +51,20 @@ func TestAuditEntriesAreTakenOnce(t *testing.T) {
 	r := Request{Actor: Actor{Type: ActorKey, ID: "key_1", Name: "k"}, IP: "192.0.2.1"}
 	if got, ok := RequestOf(WithRequest(ctx, r)); !ok || got != r {
 		t.Errorf("RequestOf = %+v", got)
+	}
+}
+
+// A user agent is kept to MaxUserAgent bytes, cut between characters: a
+// megabyte header on a bulk change of a hundred links wrote a hundred
+// megabytes.
+func TestWithRequestBoundsTheUserAgent(t *testing.T) {
+	long := strings.Repeat("a", MaxUserAgent-1) + "é" + strings.Repeat("b", 1<<20)
+	r, _ := RequestOf(WithRequest(context.Background(), Request{UserAgent: long}))
+	got := r.UserAgent
+	if got != strings.Repeat("a", MaxUserAgent-1) {
+		t.Errorf("a %d-byte user agent kept as %d bytes (%q…)", len(long), len(got), got[max(0, len(got)-4):])
+	}
+	if r, _ := RequestOf(WithRequest(context.Background(), Request{UserAgent: "curl/8"})); r.UserAgent != "curl/8" {
+		t.Errorf("a short user agent kept as %q", r.UserAgent)
 	}
 }

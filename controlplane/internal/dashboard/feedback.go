@@ -313,6 +313,11 @@ func (d *Dashboard) takeFlash(w http.ResponseWriter, r *http.Request) (done, und
 	return parseFlash(c.Value)
 }
 
+// fromOutside are the notices an address may name: the checkout's return
+// addresses. Any other, or an undo, would let a link sent to a user show a
+// false notice, or an Undo restoring the links its sender chose.
+var fromOutside = map[string]bool{"upgraded": true, "canceled": true}
+
 // doneFromQuery turns a notice named in the address (?done=…, as Stripe's
 // checkout comes back with /usage?done=upgraded) into a flash and goes to
 // the address without it: a reload does not show the notice again.
@@ -323,7 +328,9 @@ func (d *Dashboard) doneFromQuery(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		d.setFlash(w, r, q.Get("done"), q.Get("undo"))
+		if fromOutside[q.Get("done")] {
+			d.setFlash(w, r, q.Get("done"), "")
+		}
 		q.Del("done")
 		q.Del("undo")
 		u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}

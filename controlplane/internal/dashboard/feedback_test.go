@@ -110,10 +110,18 @@ func TestFeedbackFlashShowsOnce(t *testing.T) {
 
 	// A notice named in an address from outside (Stripe's checkout comes
 	// back with ?done=upgraded) is read once and the address cleaned.
-	p = b.get("/links?done=created&search=once")
-	wantFlash(t, "an address with a notice", p, "/links?search=once", "created")
-	if p := b.get("/links?search=once"); !strings.Contains(p.body, "Link created.") {
+	p = b.get("/usage?done=upgraded&x=once")
+	wantFlash(t, "an address with a notice", p, "/usage?x=once", "upgraded")
+	if p := b.get("/usage?x=once"); !strings.Contains(p.body, "Payment received") {
 		t.Errorf("the notice named in the address is not shown")
+	}
+	// Only the checkout's notices come from an address: a link someone
+	// sends shows no false "Link created." (nor an Undo of their choosing).
+	for _, addr := range []string{"/links?done=created", "/links?done=nonsense", "/links?done=archived&undo=lnk_abc"} {
+		p = b.get(addr)
+		if p.status != http.StatusSeeOther || p.header.Get("Location") != "/links" || strings.Contains(strings.Join(p.header.Values("Set-Cookie"), ";"), "sl_flash") {
+			t.Errorf("%s: %d to %q, cookies %v", addr, p.status, p.header.Get("Location"), p.header.Values("Set-Cookie"))
+		}
 	}
 	p = b.get("/links?done=nonsense")
 	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/links" || strings.Contains(strings.Join(p.header.Values("Set-Cookie"), ";"), "sl_flash") {
