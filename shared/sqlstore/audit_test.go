@@ -91,8 +91,11 @@ func testAudit(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
 			write  func(ctx context.Context) error
 		}{
 			{"link.created", func(ctx context.Context) error { return s.CreateLink(ctx, l, -1) }},
-			{"link.updated", func(ctx context.Context) error { l.Title = ptr("T"); return s.UpdateLink(ctx, l, -1) }},
-			{"link.deleted", func(ctx context.Context) error { l.IsArchived = true; return s.UpdateLinks(ctx, []*link.Link{l}, -1) }},
+			{"link.updated", func(ctx context.Context) error { l.Title = ptr("T"); return s.UpdateLink(ctx, l, l.UpdatedAt, -1) }},
+			{"link.deleted", func(ctx context.Context) error {
+				l.IsArchived = true
+				return s.UpdateLinks(ctx, []*link.Link{l}, []time.Time{l.UpdatedAt}, -1)
+			}},
 			{"api_key.created", func(ctx context.Context) error { return s.CreateAPIKey(ctx, key) }},
 			{"api_key.revoked", func(ctx context.Context) error { return s.DeleteAPIKey(ctx, ws.ID, key.ID) }},
 			{"domain.created", func(ctx context.Context) error { return s.CreateDomain(ctx, d) }},
