@@ -390,6 +390,59 @@ func Links(t *testing.T, open func(t *testing.T) Stores) {
 		wantLink(t, "link after the batch", MustGetLink(t, s, ws.ID, b.ID), &eb)
 	})
 
+	// Concurrent read-modify-writes of the same links, in either order,
+	// each retried on ErrChanged as the links service does: every one
+	// lands, none undoes another, none fails otherwise (no deadlock).
+	t.Run("UpdateLinksConcurrent", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		a := MustCreateLink(t, s, NewLink(ws.ID, dom, "race-a"), -1)
+		b := MustCreateLink(t, s, NewLink(ws.ID, dom, "race-b"), -1)
+		const writers = 6
+		var wg sync.WaitGroup
+		for i := range writers {
+			ids := []string{a.ID, b.ID}
+			if i%2 == 1 {
+				ids = []string{b.ID, a.ID}
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for try := 0; try < 50; try++ {
+					var ls []*link.Link
+					var readAt []time.Time
+					for _, id := range ids {
+						l, err := s.GetLink(ctx, ws.ID, id)
+						if err != nil {
+							t.Errorf("writer %d: read: %v", i, err)
+							return
+						}
+						readAt = append(readAt, l.UpdatedAt)
+						l.Tags = append(l.Tags, fmt.Sprintf("w%d", i))
+						l.UpdatedAt = l.UpdatedAt.Add(time.Microsecond)
+						ls = append(ls, l)
+					}
+					err := s.UpdateLinks(ctx, ls, readAt, -1)
+					if errors.Is(err, link.ErrChanged) {
+						continue
+					}
+					if err != nil {
+						t.Errorf("writer %d: %v", i, err)
+					}
+					return
+				}
+				t.Errorf("writer %d: still changed after 50 tries", i)
+			}()
+		}
+		wg.Wait()
+		for _, l := range []*link.Link{a, b} {
+			if got := MustGetLink(t, s, ws.ID, l.ID); len(got.Tags) != len(l.Tags)+writers {
+				t.Errorf("link %s tags %v, want its own and w0 to w%d", l.Slug, got.Tags, writers-1)
+			}
+		}
+	})
+
 	t.Run("ListLinks", func(t *testing.T) { listLinks(t, open) })
 
 	t.Run("OKResolveArchived", func(t *testing.T) {
