@@ -232,6 +232,7 @@ const (
 	CodeRateLimited          = "RATE_LIMITED"
 	CodeIdempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED"
 	CodeIdempotencyKeyInUse  = "IDEMPOTENCY_KEY_IN_USE"
+	CodeConflict             = "CONFLICT"
 	CodeInternal             = "INTERNAL_ERROR"
 )
 

@@ -41,6 +41,12 @@ const (
 	// being processed (Stripe answers 409 too); retry after a moment.
 	IdempotencyKeyInUse Code = "IDEMPOTENCY_KEY_IN_USE"
 
+	// Conflict: the resource kept changing under the request (other writes
+	// landed between its read and its write, again and again); nothing was
+	// changed, and the same request may be sent again. The spec names no
+	// code for it; docs/api.md documents this one.
+	Conflict Code = "CONFLICT"
+
 	// Unavailable: a store the request needs cannot be reached (the
 	// database restarting, say); the same request may be sent again after
 	// Retry-After seconds. Nothing was done, unless the connection broke
@@ -74,6 +80,9 @@ var statuses = map[Code]int{
 	// Idempotency-Key conflicts (docs/api.md).
 	IdempotencyKeyReused: http.StatusConflict,
 	IdempotencyKeyInUse:  http.StatusConflict,
+
+	// Writes that raced others too often (docs/api.md).
+	Conflict: http.StatusConflict,
 }
 
 // Status returns the HTTP status of a code.

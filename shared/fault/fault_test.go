@@ -35,6 +35,7 @@ func TestStatus(t *testing.T) {
 		{"IDEMPOTENCY_KEY_IN_USE", http.StatusConflict},
 		{"PAYMENT_PROCESSOR_ERROR", http.StatusBadGateway},
 		{"SERVICE_UNAVAILABLE", http.StatusServiceUnavailable},
+		{"CONFLICT", http.StatusConflict},
 		// Unknown codes are a bug and answer 500.
 		{"", http.StatusInternalServerError},
 		{"validation_error", http.StatusInternalServerError},
@@ -59,6 +60,7 @@ func TestConstantsSpelling(t *testing.T) {
 		RateLimited: "RATE_LIMITED", Internal: "INTERNAL_ERROR",
 		IdempotencyKeyReused: "IDEMPOTENCY_KEY_REUSED", IdempotencyKeyInUse: "IDEMPOTENCY_KEY_IN_USE",
 		PaymentProcessor: "PAYMENT_PROCESSOR_ERROR", Unavailable: "SERVICE_UNAVAILABLE",
+		Conflict: "CONFLICT",
 	}
 	for c, s := range want {
 		if string(c) != s {

@@ -4,6 +4,7 @@ package link
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -75,6 +76,10 @@ type Filter struct {
 	Limit        int
 }
 
+// ErrChanged is returned by UpdateLink and UpdateLinks when a link changed
+// since it was read; the writer reads it again and reapplies its change.
+var ErrChanged = errors.New("the link changed since it was read")
+
 // Store keeps links. Every backend passes the contract suite in storetest.
 type Store interface {
 	// CreateLink inserts l. It fails with LIMIT_REACHED when the workspace
@@ -83,13 +88,15 @@ type Store interface {
 	CreateLink(ctx context.Context, l *Link, maxActive int) error
 	// GetLink returns the workspace's link, or NOT_FOUND.
 	GetLink(ctx context.Context, workspaceID, id string) (*Link, error)
-	// UpdateLink replaces the stored link with l (matched by workspace and id).
-	// When l moves from archived to active, the same limit as CreateLink holds.
-	UpdateLink(ctx context.Context, l *Link, maxActive int) error
-	// UpdateLinks writes every link of ls as UpdateLink does, in one
-	// transaction: all of them, or (on the first error, which it returns)
-	// none.
-	UpdateLinks(ctx context.Context, ls []*Link, maxActive int) error
+	// UpdateLink replaces the stored link with l (matched by workspace and
+	// id) if it was last updated at readAt, else fails with ErrChanged
+	// (NOT_FOUND when it is gone). When l moves from archived to active,
+	// the same limit as CreateLink holds.
+	UpdateLink(ctx context.Context, l *Link, readAt time.Time, maxActive int) error
+	// UpdateLinks writes every link of ls as UpdateLink does, ls[i] if it
+	// was last updated at readAt[i], in one transaction: all of them, or (on
+	// the first error, which it returns, ErrChanged included) none.
+	UpdateLinks(ctx context.Context, ls []*Link, readAt []time.Time, maxActive int) error
 	// ListLinks returns one page of links and the total number that match.
 	ListLinks(ctx context.Context, f Filter) ([]*Link, int, error)
 	// ResolveLink returns the link with the slug on the domain, archived or not,

@@ -155,20 +155,43 @@ func (s *Store) eachAudit(ctx context.Context, f audit.Filter, cond string, args
 	return nil
 }
 
-// PruneAudit implements audit.Store.
+// pruneBatch is how many audit-log entries one statement of PruneAudit
+// deletes, and prunePause the pause between two: a first prune of millions
+// of entries holds SQLite's write lock (or PostgreSQL's row locks) for one
+// batch at a time, and lets other writes in between. Tests lower them.
+var (
+	pruneBatch = 5000
+	prunePause = 50 * time.Millisecond
+)
+
+// PruneAudit implements audit.Store. It deletes pruneBatch entries a
+// statement, pausing prunePause between two, until none is left or ctx
+// ends (it then returns ctx's error and what it deleted so far).
 func (s *Store) PruneAudit(ctx context.Context, olderThan map[string]time.Time) (int64, error) {
 	var n int64
 	for plan, before := range olderThan {
-		res, err := s.db.ExecContext(ctx, `DELETE FROM audit_log WHERE created_at < $1
-			AND workspace_id IN (SELECT id FROM workspaces WHERE plan = $2)`, micros(before), plan)
-		if err != nil {
-			return n, fmt.Errorf("prune audit log: %w", err)
+		for {
+			res, err := s.db.ExecContext(ctx, `DELETE FROM audit_log WHERE id IN
+				(SELECT id FROM audit_log WHERE created_at < $1
+				 AND workspace_id IN (SELECT id FROM workspaces WHERE plan = $2) LIMIT $3)`,
+				micros(before), plan, pruneBatch)
+			if err != nil {
+				return n, fmt.Errorf("prune audit log: %w", err)
+			}
+			d, err := res.RowsAffected()
+			if err != nil {
+				return n, fmt.Errorf("prune audit log: %w", err)
+			}
+			n += d
+			if d < int64(pruneBatch) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return n, ctx.Err()
+			case <-time.After(prunePause):
+			}
 		}
-		d, err := res.RowsAffected()
-		if err != nil {
-			return n, fmt.Errorf("prune audit log: %w", err)
-		}
-		n += d
 	}
 	return n, nil
 }

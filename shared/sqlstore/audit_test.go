@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -91,8 +92,11 @@ func testAudit(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
 			write  func(ctx context.Context) error
 		}{
 			{"link.created", func(ctx context.Context) error { return s.CreateLink(ctx, l, -1) }},
-			{"link.updated", func(ctx context.Context) error { l.Title = ptr("T"); return s.UpdateLink(ctx, l, -1) }},
-			{"link.deleted", func(ctx context.Context) error { l.IsArchived = true; return s.UpdateLinks(ctx, []*link.Link{l}, -1) }},
+			{"link.updated", func(ctx context.Context) error { l.Title = ptr("T"); return s.UpdateLink(ctx, l, l.UpdatedAt, -1) }},
+			{"link.deleted", func(ctx context.Context) error {
+				l.IsArchived = true
+				return s.UpdateLinks(ctx, []*link.Link{l}, []time.Time{l.UpdatedAt}, -1)
+			}},
 			{"api_key.created", func(ctx context.Context) error { return s.CreateAPIKey(ctx, key) }},
 			{"api_key.revoked", func(ctx context.Context) error { return s.DeleteAPIKey(ctx, ws.ID, key.ID) }},
 			{"domain.created", func(ctx context.Context) error { return s.CreateDomain(ctx, d) }},
@@ -296,6 +300,52 @@ func testAudit(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
 		}
 		if got := list(t, s, audit.Filter{WorkspaceID: ent.ID}); len(got) != 2 {
 			t.Errorf("enterprise workspace keeps %d entries, want 2", len(got))
+		}
+	})
+
+	// PruneAudit deletes in batches, pausing between two, and stops when
+	// its context ends; in the end every old entry goes, and only those.
+	t.Run("PruneBatches", func(t *testing.T) {
+		s, ws, ctx := setup(t)
+		ent := &workspace.Workspace{ID: newUUID(t), Name: "ent", Plan: workspace.Enterprise, CreatedAt: now}
+		if err := s.CreateWorkspace(context.Background(), ent); err != nil {
+			t.Fatal(err)
+		}
+		write := func(w *workspace.Workspace, age, n int) {
+			t.Helper()
+			var es []audit.Entry
+			for range n {
+				es = append(es, entry(t, w, "link.updated", "link", "lnk_x", nil, nil))
+			}
+			s.Now = func() time.Time { return now.AddDate(0, 0, -age) }
+			if err := s.SetPlan(audit.With(ctx, es...), w.ID, w.Plan); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write(ws, 40, 10)
+		write(ws, 10, 2)
+		write(ent, 40, 4)
+		cut := map[string]time.Time{"free": now.AddDate(0, 0, -30)}
+
+		// A batch of 3, then a pause longer than the context lives.
+		sqlstore.SetPruneBatch(t, 3, time.Hour)
+		short, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		if n, err := s.PruneAudit(short, cut); n != 3 || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("PruneAudit until its context ends = %d, %v; want one batch of 3 and the deadline", n, err)
+		}
+		sqlstore.SetPruneBatch(t, 3, time.Millisecond)
+		if n, err := s.PruneAudit(context.Background(), cut); n != 7 || err != nil {
+			t.Fatalf("PruneAudit = %d, %v; want the 7 old entries left, in batches of 3", n, err)
+		}
+		if got := list(t, s, audit.Filter{WorkspaceID: ws.ID}); len(got) != 2 {
+			t.Errorf("free workspace keeps %d entries, want its 2 within retention", len(got))
+		}
+		if got := list(t, s, audit.Filter{WorkspaceID: ent.ID}); len(got) != 4 {
+			t.Errorf("enterprise workspace keeps %d entries, want 4", len(got))
+		}
+		if n, err := s.PruneAudit(context.Background(), cut); n != 0 || err != nil {
+			t.Errorf("PruneAudit again = %d, %v; want 0", n, err)
 		}
 	})
 }

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/link"
@@ -85,17 +87,26 @@ func (s *Store) CreateLink(ctx context.Context, l *link.Link, maxActive int) err
 // UpdateLink implements link.Store. It leaves clickCount and lastClickedAt,
 // which only the click pipeline writes, as they are, and the clicks charged
 // against clickLimit: a changed limit counts them (see limitShards).
-func (s *Store) UpdateLink(ctx context.Context, l *link.Link, maxActive int) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error { return s.updateLink(ctx, tx, l, maxActive) })
+func (s *Store) UpdateLink(ctx context.Context, l *link.Link, readAt time.Time, maxActive int) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error { return s.updateLink(ctx, tx, l, readAt, maxActive) })
 	return linkWriteError("update link", err)
 }
 
 // UpdateLinks implements link.Store: every link as UpdateLink writes it,
-// all in one transaction.
-func (s *Store) UpdateLinks(ctx context.Context, ls []*link.Link, maxActive int) error {
+// all in one transaction. It writes them in the order of their ids, so
+// that two transactions writing the same links cannot deadlock.
+func (s *Store) UpdateLinks(ctx context.Context, ls []*link.Link, readAt []time.Time, maxActive int) error {
+	if len(readAt) != len(ls) {
+		return fmt.Errorf("update links: %d links, %d read times", len(ls), len(readAt))
+	}
+	order := make([]int, len(ls))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return ls[order[a]].ID < ls[order[b]].ID })
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, l := range ls {
-			if err := s.updateLink(ctx, tx, l, maxActive); err != nil {
+		for _, i := range order {
+			if err := s.updateLink(ctx, tx, ls[i], readAt[i], maxActive); err != nil {
 				return err
 			}
 		}
@@ -104,8 +115,9 @@ func (s *Store) UpdateLinks(ctx context.Context, ls []*link.Link, maxActive int)
 	return linkWriteError("update links", err)
 }
 
-// updateLink writes l within tx (UpdateLink).
-func (s *Store) updateLink(ctx context.Context, tx *sql.Tx, l *link.Link, maxActive int) error {
+// updateLink writes l within tx (UpdateLink) if it was last updated at
+// readAt, else returns link.ErrChanged.
+func (s *Store) updateLink(ctx context.Context, tx *sql.Tx, l *link.Link, readAt time.Time, maxActive int) error {
 	var archived bool
 	err := tx.QueryRowContext(ctx, `SELECT is_archived FROM links WHERE id = $1 AND workspace_id = $2`,
 		l.ID, l.WorkspaceID).Scan(&archived)
@@ -124,18 +136,27 @@ func (s *Store) updateLink(ctx context.Context, tx *sql.Tx, l *link.Link, maxAct
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE links SET domain = $3, slug = $4, destination_url = $5,
+	res, err := tx.ExecContext(ctx, `UPDATE links SET domain = $3, slug = $4, destination_url = $5,
 		title = $6, description = $7, tags = $8, password_hash = $9, expires_at = $10, expired_url = $11,
 		click_limit = $12, geo_targets = $13, device_targets = $14, ios_url = $15, android_url = $16,
 		utm_source = $17, utm_medium = $18, utm_campaign = $19, utm_term = $20, utm_content = $21,
 		is_archived = $22, updated_at = $23
-		WHERE id = $1 AND workspace_id = $2`,
+		WHERE id = $1 AND workspace_id = $2 AND updated_at = $24`,
 		l.ID, l.WorkspaceID, l.Domain, l.Slug, l.DestinationURL, nullString(l.Title), nullString(l.Description),
 		tags, l.PasswordHash, nullMicros(l.ExpiresAt), nullString(l.ExpiredURL), nullInt(l.ClickLimit), geo, device,
 		nullString(l.IOSURL), nullString(l.AndroidURL), nullString(l.UTM.Source), nullString(l.UTM.Medium),
 		nullString(l.UTM.Campaign), nullString(l.UTM.Term), nullString(l.UTM.Content), l.IsArchived, micros(l.UpdatedAt),
-	); err != nil {
+		micros(readAt),
+	)
+	if err != nil {
 		return err
+	}
+	// The WHERE holds the check: PostgreSQL evaluates it again on the row a
+	// concurrent writer committed, SQLite lets one writer in at a time.
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n != 1 {
+		return link.ErrChanged
 	}
 	if err := s.syncClickLimit(ctx, tx, l.ID, l.ClickLimit); err != nil {
 		return err

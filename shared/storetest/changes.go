@@ -59,7 +59,7 @@ func Changes(t *testing.T, open func(t *testing.T) ChangeStores) {
 		// Updated, with its slug changed: both addresses change.
 		l.Slug = "b"
 		cs := []bus.LinkChange{{LinkID: l.ID, Domain: dom, Slug: "b"}, {LinkID: l.ID, Domain: dom, Slug: "a"}}
-		if err := s.UpdateLink(bus.WithChanges(ctx, cs...), l, -1); err != nil {
+		if err := s.UpdateLink(bus.WithChanges(ctx, cs...), l, StoredAt(t, s, l), -1); err != nil {
 			t.Fatal(err)
 		}
 		if got := keysOf(claimOf(t, s, "r1", time.Now(), dom)); !slices.Equal(got, keysOf2(cs)) {
@@ -98,7 +98,7 @@ func Changes(t *testing.T, open func(t *testing.T) ChangeStores) {
 		it.URL, it.LinkID = ptr(l.DestinationURL), ptr(l.ID)
 		mustAddItem(t, s, ws.ID, it)
 		l.IsArchived = true
-		if err := s.UpdateLink(bus.WithChanges(ctx, bus.LinkChange{LinkID: l.ID, Domain: dom, Slug: "shown"}), l, -1); err != nil {
+		if err := s.UpdateLink(bus.WithChanges(ctx, bus.LinkChange{LinkID: l.ID, Domain: dom, Slug: "shown"}), l, StoredAt(t, s, l), -1); err != nil {
 			t.Fatal(err)
 		}
 		if got := claimOf(t, s, "r1", time.Now(), dom, pages); !slices.Equal(keysOf(got), []string{

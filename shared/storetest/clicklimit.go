@@ -45,7 +45,7 @@ func ClickLimits(t *testing.T, open func(t *testing.T) ClickLimitStores) {
 		t.Helper()
 		c := *l
 		c.ClickLimit, c.UpdatedAt = limit, c.UpdatedAt.Add(time.Second)
-		if err := s.UpdateLink(ctx, &c, -1); err != nil {
+		if err := s.UpdateLink(ctx, &c, StoredAt(t, s, &c), -1); err != nil {
 			t.Errorf("set clickLimit %s: %v", showInt(limit), err)
 		}
 	}

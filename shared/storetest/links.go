@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -245,11 +246,11 @@ func Links(t *testing.T, open func(t *testing.T) Stores) {
 
 		hijack := *l
 		hijack.WorkspaceID, hijack.DestinationURL, hijack.UpdatedAt = other.ID, "https://evil.example/", at(9)
-		wantCode(t, s.UpdateLink(ctx, &hijack, -1), fault.NotFound, "update from another workspace")
+		wantCode(t, s.UpdateLink(ctx, &hijack, StoredAt(t, s, &hijack), -1), fault.NotFound, "update from another workspace")
 		wantLink(t, "link after the failed update", MustGetLink(t, s, ws.ID, l.ID), l)
 
 		ghost := NewLink(ws.ID, l.Domain, "ghost")
-		wantCode(t, s.UpdateLink(ctx, ghost, -1), fault.NotFound, "update an unknown link")
+		wantCode(t, s.UpdateLink(ctx, ghost, StoredAt(t, s, ghost), -1), fault.NotFound, "update an unknown link")
 		_, err := s.ResolveLink(ctx, l.Domain, "ghost")
 		wantCode(t, err, fault.NotFound, "resolve the unknown link after its update")
 	})
@@ -263,7 +264,7 @@ func Links(t *testing.T, open func(t *testing.T) Stores) {
 
 		clash := *second
 		clash.Slug, clash.Title, clash.Tags = "first", ptr("changed"), []string{"changed"}
-		wantCode(t, s.UpdateLink(ctx, &clash, -1), fault.SlugExists, "rename onto a taken slug")
+		wantCode(t, s.UpdateLink(ctx, &clash, StoredAt(t, s, &clash), -1), fault.SlugExists, "rename onto a taken slug")
 		wantLink(t, "link after the failed update", MustGetLink(t, s, ws.ID, second.ID), second)
 		if _, total := MustListLinks(t, s, link.Filter{WorkspaceID: ws.ID, Tag: "changed", Limit: 10}); total != 0 {
 			t.Errorf("tag of the failed update: got %d links, want 0", total)
@@ -288,7 +289,7 @@ func Links(t *testing.T, open func(t *testing.T) Stores) {
 
 		restore := *b
 		restore.IsArchived = false
-		wantCode(t, s.UpdateLink(ctx, &restore, 1), fault.LimitReached, "restore at the limit")
+		wantCode(t, s.UpdateLink(ctx, &restore, StoredAt(t, s, &restore), 1), fault.LimitReached, "restore at the limit")
 		wantLink(t, "link after the failed restore", MustGetLink(t, s, ws.ID, b.ID), b)
 
 		a.IsArchived = true
@@ -312,7 +313,7 @@ func Links(t *testing.T, open func(t *testing.T) Stores) {
 		ea, eb := *a, *b
 		ea.IsArchived, ea.Tags, ea.UpdatedAt = true, []string{"spring"}, at(5)
 		eb.IsArchived, eb.Tags, eb.UpdatedAt = true, []string{"spring", "x"}, at(5)
-		if err := s.UpdateLinks(ctx, []*link.Link{&ea, &eb}, -1); err != nil {
+		if err := s.UpdateLinks(ctx, []*link.Link{&ea, &eb}, StoredAts(t, s, &ea, &eb), -1); err != nil {
 			t.Fatalf("update links: %v", err)
 		}
 		wantLink(t, "first link", MustGetLink(t, s, ws.ID, a.ID), &ea)
@@ -333,7 +334,7 @@ func Links(t *testing.T, open func(t *testing.T) Stores) {
 		ea, hijack := *a, *theirs
 		ea.Title, ea.UpdatedAt = ptr("changed"), at(7)
 		hijack.WorkspaceID, hijack.IsArchived = ws.ID, true
-		wantCode(t, s.UpdateLinks(ctx, []*link.Link{&ea, &hijack}, -1), fault.NotFound, "update with another workspace's link")
+		wantCode(t, s.UpdateLinks(ctx, []*link.Link{&ea, &hijack}, StoredAts(t, s, &ea, &hijack), -1), fault.NotFound, "update with another workspace's link")
 		wantLink(t, "own link after the failed batch", MustGetLink(t, s, ws.ID, a.ID), a)
 		wantLink(t, "their link after the failed batch", MustGetLink(t, s, other.ID, theirs.ID), theirs)
 
@@ -345,9 +346,101 @@ func Links(t *testing.T, open func(t *testing.T) Stores) {
 		}
 		ra, rb := *a, *b
 		ra.IsArchived, rb.IsArchived = false, false
-		wantCode(t, s.UpdateLinks(ctx, []*link.Link{&ra, &rb}, 1), fault.LimitReached, "restore two at a limit of one")
+		wantCode(t, s.UpdateLinks(ctx, []*link.Link{&ra, &rb}, StoredAts(t, s, &ra, &rb), 1), fault.LimitReached, "restore two at a limit of one")
 		wantActive(t, s, ws.ID, 0)
 		wantLink(t, "first link after the failed restore", MustGetLink(t, s, ws.ID, a.ID), a)
+	})
+
+	// A write from a stale read (another write came after it) changes
+	// nothing, in UpdateLink and in every link of UpdateLinks.
+	t.Run("UpdateLinksStale", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		a := MustCreateLink(t, s, NewLink(ws.ID, dom, "stale-a"), -1)
+		b := MustCreateLink(t, s, NewLink(ws.ID, dom, "stale-b"), -1)
+		readA, readB := StoredAt(t, s, a), StoredAt(t, s, b)
+
+		// Another writer changes b after the batch read it.
+		nb := *b
+		nb.DestinationURL, nb.UpdatedAt = "https://example.com/newer", at(3)
+		if err := s.UpdateLink(ctx, &nb, readB, -1); err != nil {
+			t.Fatalf("update from a fresh read: %v", err)
+		}
+		ea, eb := *a, *b
+		ea.Tags, ea.UpdatedAt = []string{"stale"}, at(4)
+		eb.Tags, eb.UpdatedAt = []string{"stale"}, at(4)
+		if err := s.UpdateLinks(ctx, []*link.Link{&ea, &eb}, []time.Time{readA, readB}, -1); !errors.Is(err, link.ErrChanged) {
+			t.Fatalf("update links with one read stale: %v, want ErrChanged", err)
+		}
+		wantLink(t, "fresh link after the refused batch", MustGetLink(t, s, ws.ID, a.ID), a)
+		wantLink(t, "changed link after the refused batch", MustGetLink(t, s, ws.ID, b.ID), &nb)
+		if _, total := MustListLinks(t, s, link.Filter{WorkspaceID: ws.ID, Tag: "stale", Limit: 10}); total != 0 {
+			t.Errorf("links tagged by the refused batch: %d, want 0", total)
+		}
+		if err := s.UpdateLink(ctx, &eb, readB, -1); !errors.Is(err, link.ErrChanged) {
+			t.Fatalf("update link from a stale read: %v, want ErrChanged", err)
+		}
+		wantLink(t, "changed link after the refused update", MustGetLink(t, s, ws.ID, b.ID), &nb)
+
+		// The same batch from fresh reads goes through.
+		if err := s.UpdateLinks(ctx, []*link.Link{&ea, &eb}, []time.Time{readA, nb.UpdatedAt}, -1); err != nil {
+			t.Fatalf("update links from fresh reads: %v", err)
+		}
+		wantLink(t, "link after the batch", MustGetLink(t, s, ws.ID, b.ID), &eb)
+	})
+
+	// Concurrent read-modify-writes of the same links, in either order,
+	// each retried on ErrChanged as the links service does: every one
+	// lands, none undoes another, none fails otherwise (no deadlock).
+	t.Run("UpdateLinksConcurrent", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		dom := UniqueDomain()
+		a := MustCreateLink(t, s, NewLink(ws.ID, dom, "race-a"), -1)
+		b := MustCreateLink(t, s, NewLink(ws.ID, dom, "race-b"), -1)
+		const writers = 6
+		var wg sync.WaitGroup
+		for i := range writers {
+			ids := []string{a.ID, b.ID}
+			if i%2 == 1 {
+				ids = []string{b.ID, a.ID}
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for try := 0; try < 50; try++ {
+					var ls []*link.Link
+					var readAt []time.Time
+					for _, id := range ids {
+						l, err := s.GetLink(ctx, ws.ID, id)
+						if err != nil {
+							t.Errorf("writer %d: read: %v", i, err)
+							return
+						}
+						readAt = append(readAt, l.UpdatedAt)
+						l.Tags = append(l.Tags, fmt.Sprintf("w%d", i))
+						l.UpdatedAt = l.UpdatedAt.Add(time.Microsecond)
+						ls = append(ls, l)
+					}
+					err := s.UpdateLinks(ctx, ls, readAt, -1)
+					if errors.Is(err, link.ErrChanged) {
+						continue
+					}
+					if err != nil {
+						t.Errorf("writer %d: %v", i, err)
+					}
+					return
+				}
+				t.Errorf("writer %d: still changed after 50 tries", i)
+			}()
+		}
+		wg.Wait()
+		for _, l := range []*link.Link{a, b} {
+			if got := MustGetLink(t, s, ws.ID, l.ID); len(got.Tags) != len(l.Tags)+writers {
+				t.Errorf("link %s tags %v, want its own and w0 to w%d", l.Slug, got.Tags, writers-1)
+			}
+		}
 	})
 
 	t.Run("ListLinks", func(t *testing.T) { listLinks(t, open) })

@@ -98,9 +98,31 @@ func MustGetLink(t testing.TB, s link.Store, workspaceID, linkID string) *link.L
 // MustUpdateLink replaces the stored link with l, with maxActive as the limit.
 func MustUpdateLink(t testing.TB, s link.Store, l *link.Link, maxActive int) {
 	t.Helper()
-	if err := s.UpdateLink(context.Background(), l, maxActive); err != nil {
+	if err := s.UpdateLink(context.Background(), l, StoredAt(t, s, l), maxActive); err != nil {
 		t.Fatalf("update link %s: %v", l.ID, err)
 	}
+}
+
+// StoredAt returns when the stored link l was last updated: the readAt
+// with which a test overwrites it whatever it holds (l.UpdatedAt for a link
+// the store does not have in l's workspace).
+func StoredAt(t testing.TB, s link.Store, l *link.Link) time.Time {
+	t.Helper()
+	got, err := s.GetLink(context.Background(), l.WorkspaceID, l.ID)
+	if err != nil {
+		return l.UpdatedAt
+	}
+	return got.UpdatedAt
+}
+
+// StoredAts is StoredAt of every link of ls.
+func StoredAts(t testing.TB, s link.Store, ls ...*link.Link) []time.Time {
+	t.Helper()
+	out := make([]time.Time, len(ls))
+	for i, l := range ls {
+		out[i] = StoredAt(t, s, l)
+	}
+	return out
 }
 
 // MustListLinks returns the page of links that f selects and their total.

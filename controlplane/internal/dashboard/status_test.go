@@ -45,7 +45,7 @@ func TestLinkStatusBadges(t *testing.T) {
 	}
 	past := time.Now().Add(-time.Hour)
 	l.ExpiresAt = &past
-	if err := e.store.UpdateLink(ctx, l, -1); err != nil {
+	if err := e.store.UpdateLink(ctx, l, l.UpdatedAt, -1); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"shortlink.dev/controlplane/internal/convert"
 	"shortlink.dev/shared/audit"
@@ -33,15 +34,24 @@ type BulkUpdate struct {
 // transaction: every link is changed, or (on any error) none. A link id
 // the workspace does not have is NOT_FOUND, whether or not another
 // workspace has it. The links come back in the order of u.LinkIDs, once
-// each; one the change leaves as it was is not written again.
+// each; one the change leaves as it was is not written again. When another
+// write changed one of the links between their read and their write, it
+// reads them all again and reapplies u (retryChanged), so that no write
+// undoes another.
 func (s *Service) UpdateMany(ctx context.Context, ws *workspace.Workspace, u BulkUpdate) ([]*link.Link, error) {
 	ids, err := u.check()
 	if err != nil {
 		return nil, err
 	}
+	return retryChanged(func() ([]*link.Link, error) { return s.updateMany(ctx, ws, ids, u) })
+}
+
+// updateMany is one read-modify-write of UpdateMany, of the links ids.
+func (s *Service) updateMany(ctx context.Context, ws *workspace.Workspace, ids []string, u BulkUpdate) ([]*link.Link, error) {
 	out := make([]*link.Link, 0, len(ids))
 	var (
 		changedLinks []*link.Link
+		readAt       []time.Time
 		msgs         []webhook.Message
 		changes      []bus.LinkChange
 		entries      []audit.Entry
@@ -57,6 +67,7 @@ func (s *Service) UpdateMany(ctx context.Context, ws *workspace.Workspace, u Bul
 		}
 		out = append(out, l)
 		before := *l
+		read := l.UpdatedAt
 		l.Tags = withTags(l.Tags, u.AddTags, u.RemoveTags)
 		if len(l.Tags) > link.MaxTags {
 			return nil, fault.Field(fault.Validation, "addTags",
@@ -78,7 +89,9 @@ func (s *Service) UpdateMany(ctx context.Context, ws *workspace.Workspace, u Bul
 		if l.IsArchived == before.IsArchived && slices.Equal(l.Tags, before.Tags) {
 			continue
 		}
-		l.UpdatedAt = now
+		if l.UpdatedAt = now; !now.After(read) {
+			l.UpdatedAt = read.Add(time.Microsecond)
+		}
 		m, err := webhook.NewMessage(ws.ID, webhook.EventLinkUpdated, convert.Link(l, s.Config), s.Now())
 		if err != nil {
 			return nil, fmt.Errorf("%s event: %w", webhook.EventLinkUpdated, err)
@@ -91,12 +104,13 @@ func (s *Service) UpdateMany(ctx context.Context, ws *workspace.Workspace, u Bul
 		entries = append(entries, e)
 		changes = append(changes, bus.LinkChange{LinkID: l.ID, Domain: l.Domain, Slug: l.Slug})
 		changedLinks = append(changedLinks, l)
+		readAt = append(readAt, read)
 	}
 	if len(changedLinks) == 0 {
 		return out, nil
 	}
 	wctx := audit.With(bus.WithChanges(webhook.WithMessages(ctx, msgs...), changes...), entries...)
-	if err := s.Store.UpdateLinks(wctx, changedLinks, s.Config.LinkLimit(ws.Plan)); err != nil {
+	if err := s.Store.UpdateLinks(wctx, changedLinks, readAt, s.Config.LinkLimit(ws.Plan)); err != nil {
 		return nil, err
 	}
 	return out, nil

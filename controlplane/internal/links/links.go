@@ -4,6 +4,7 @@ package links
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -140,12 +141,20 @@ func (s *Service) Get(ctx context.Context, ws *workspace.Workspace, linkID strin
 	return s.Store.GetLink(ctx, ws.ID, linkID)
 }
 
-// Update applies in to the workspace's link.
+// Update applies in to the workspace's link. When another write came
+// between its read and its write, it reads the link again and reapplies in
+// (retryChanged), so that no write undoes another.
 func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, linkID string, in Input) (*link.Link, error) {
+	return retryChanged(func() (*link.Link, error) { return s.update(ctx, ws, linkID, in) })
+}
+
+// update is one read-modify-write of Update.
+func (s *Service) update(ctx context.Context, ws *workspace.Workspace, linkID string, in Input) (*link.Link, error) {
 	l, err := s.Store.GetLink(ctx, ws.ID, linkID)
 	if err != nil {
 		return nil, err
 	}
+	readAt := l.UpdatedAt
 	oldDomain, oldSlug := l.Domain, l.Slug
 	before := *l
 	if err := s.apply(ctx, l, &in, false); err != nil {
@@ -167,7 +176,7 @@ func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, linkID st
 		}
 		l.IsArchived = in.IsArchived.V
 	}
-	l.UpdatedAt = s.now()
+	l.UpdatedAt = s.after(readAt)
 	wctx, err := s.withEvent(ctx, ws, webhook.EventLinkUpdated, convert.Link(l, s.Config))
 	if err != nil {
 		return nil, err
@@ -175,7 +184,7 @@ func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, linkID st
 	if wctx, err = s.audited(wctx, ws, "link.updated", &before, l); err != nil {
 		return nil, err
 	}
-	if err := s.Store.UpdateLink(changed(wctx, l, oldDomain, oldSlug), l, s.Config.LinkLimit(ws.Plan)); err != nil {
+	if err := s.Store.UpdateLink(changed(wctx, l, oldDomain, oldSlug), l, readAt, s.Config.LinkLimit(ws.Plan)); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -184,6 +193,11 @@ func (s *Service) Update(ctx context.Context, ws *workspace.Workspace, linkID st
 // Archive archives the workspace's link (DELETE /links/:id): it stops
 // redirecting at once and can be restored with PATCH isArchived false.
 func (s *Service) Archive(ctx context.Context, ws *workspace.Workspace, linkID string) (*link.Link, error) {
+	return retryChanged(func() (*link.Link, error) { return s.archive(ctx, ws, linkID) })
+}
+
+// archive is one read-modify-write of Archive.
+func (s *Service) archive(ctx context.Context, ws *workspace.Workspace, linkID string) (*link.Link, error) {
 	l, err := s.Store.GetLink(ctx, ws.ID, linkID)
 	if err != nil {
 		return nil, err
@@ -191,9 +205,10 @@ func (s *Service) Archive(ctx context.Context, ws *workspace.Workspace, linkID s
 	if l.IsArchived {
 		return l, nil
 	}
+	readAt := l.UpdatedAt
 	before := *l
 	l.IsArchived = true
-	l.UpdatedAt = s.now()
+	l.UpdatedAt = s.after(readAt)
 	wctx, err := s.withEvent(ctx, ws, webhook.EventLinkDeleted, convert.Link(l, s.Config))
 	if err != nil {
 		return nil, err
@@ -201,7 +216,7 @@ func (s *Service) Archive(ctx context.Context, ws *workspace.Workspace, linkID s
 	if wctx, err = s.audited(wctx, ws, "link.deleted", &before, l); err != nil {
 		return nil, err
 	}
-	if err := s.Store.UpdateLink(changed(wctx, l, l.Domain, l.Slug), l, -1); err != nil {
+	if err := s.Store.UpdateLink(changed(wctx, l, l.Domain, l.Slug), l, readAt, -1); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -261,6 +276,38 @@ func (s *Service) domains() shortdomain.Rules {
 
 func (s *Service) now() time.Time {
 	return s.Now().UTC().Truncate(time.Microsecond)
+}
+
+// after is the time of a write of a link read when it was last updated at
+// readAt: now, or a microsecond after readAt when the clock is not past it,
+// so that the write shows as a change to whoever read the link before it.
+func (s *Service) after(readAt time.Time) time.Time {
+	if now := s.now(); now.After(readAt) {
+		return now
+	}
+	return readAt.Add(time.Microsecond)
+}
+
+// maxWriteTries is how many times a write of links reads them, changes them
+// and writes them while other writes keep coming between its read and its
+// write (as galleries and webhooks retry, webhooks.Service.edit).
+const maxWriteTries = 10
+
+// retryChanged runs write, a read-modify-write of links, again while the
+// store refuses it because a link changed since it was read
+// (link.ErrChanged), maxWriteTries times at most; then it answers 409
+// CONFLICT, nothing changed.
+func retryChanged[T any](write func() (T, error)) (T, error) {
+	for try := 1; ; try++ {
+		v, err := write()
+		if !errors.Is(err, link.ErrChanged) {
+			return v, err
+		}
+		if try == maxWriteTries {
+			var none T
+			return none, fault.New(fault.Conflict, "the link kept changing during this request; nothing was changed, send it again")
+		}
+	}
 }
 
 // apply validates every field present in in and sets it on l. It reports all
