@@ -161,6 +161,9 @@ func (s *Service) edit(ctx context.Context, ws *workspace.Workspace, galleryID, 
 		if errors.Is(err, gallery.ErrChanged) && attempt < 10 {
 			continue
 		}
+		if errors.Is(err, gallery.ErrChanged) {
+			return nil, fault.New(fault.Conflict, "the gallery kept changing during this request; nothing was changed, send it again")
+		}
 		if err != nil {
 			return nil, err
 		}

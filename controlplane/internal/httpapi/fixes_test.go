@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"shortlink.dev/shared/gallery"
 	"shortlink.dev/shared/link"
 	"shortlink.dev/shared/sqlstore"
+	"shortlink.dev/shared/webhook"
 )
 
 // racingStore runs before (when set) ahead of each UpdateLinks and
@@ -20,6 +23,23 @@ import (
 type racingStore struct {
 	Store
 	beforeMany, beforeOne func()
+	// alwaysChanged makes every UpdateWebhook and UpdateGallery find its
+	// record changed since it was read, as if another writer always won.
+	alwaysChanged bool
+}
+
+func (r *racingStore) UpdateWebhook(ctx context.Context, w *webhook.Webhook, readAt time.Time, resetFailures bool) error {
+	if r.alwaysChanged {
+		return webhook.ErrChanged
+	}
+	return r.Store.UpdateWebhook(ctx, w, readAt, resetFailures)
+}
+
+func (r *racingStore) UpdateGallery(ctx context.Context, g *gallery.Gallery, readAt time.Time) error {
+	if r.alwaysChanged {
+		return gallery.ErrChanged
+	}
+	return r.Store.UpdateGallery(ctx, g, readAt)
 }
 
 func (r *racingStore) UpdateLinks(ctx context.Context, ls []*link.Link, readAt []time.Time, maxActive int) error {
@@ -163,6 +183,34 @@ func TestFixesConcurrentBulkTags(t *testing.T) {
 		slices.Sort(tags)
 		if len(tags) != n {
 			t.Errorf("link %s tags %v, want t0 to t%d", id, tags, n-1)
+		}
+	}
+}
+
+// TestFixesWebhookAndGalleryConflict: a webhook or gallery that keeps
+// changing under a PATCH is 409 CONFLICT in the envelope after its retries
+// (it was the store's bare error: a 500).
+func TestFixesWebhookAndGalleryConflict(t *testing.T) {
+	a, rs := racingAPI(t)
+	rec := a.send(t, a.key, "POST", "/api/v1/webhooks", `{"name":"w","url":"https://hooks.example.com/x","events":["link.created"]}`)
+	var wh struct {
+		Data struct{ ID string } `json:"data"`
+	}
+	if rec.Code != http.StatusCreated || json.Unmarshal(rec.Body.Bytes(), &wh) != nil {
+		t.Fatalf("create webhook: %d %s", rec.Code, rec.Body)
+	}
+	rec = a.send(t, a.key, "POST", "/api/v1/galleries", `{"slug":"racing","title":"g"}`)
+	var g struct {
+		Data struct{ ID string } `json:"data"`
+	}
+	if rec.Code != http.StatusCreated || json.Unmarshal(rec.Body.Bytes(), &g) != nil {
+		t.Fatalf("create gallery: %d %s", rec.Code, rec.Body)
+	}
+	rs.alwaysChanged = true
+	for path, body := range map[string]string{"/api/v1/webhooks/" + wh.Data.ID: `{"name":"n"}`, "/api/v1/galleries/" + g.Data.ID: `{"title":"t"}`} {
+		rec := a.send(t, a.key, "PATCH", path, body)
+		if rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), `"code":"CONFLICT"`) {
+			t.Errorf("PATCH %s that always raced: %d %s, want 409 CONFLICT", path, rec.Code, rec.Body)
 		}
 	}
 }

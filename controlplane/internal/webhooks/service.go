@@ -131,6 +131,9 @@ func (s *Service) edit(ctx context.Context, ws *workspace.Workspace, webhookID, 
 		if errors.Is(err, webhook.ErrChanged) && attempt < 10 {
 			continue
 		}
+		if errors.Is(err, webhook.ErrChanged) {
+			return nil, fault.New(fault.Conflict, "the webhook kept changing during this request; nothing was changed, send it again")
+		}
 		if err != nil {
 			return nil, err
 		}
