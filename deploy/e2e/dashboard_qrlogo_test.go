@@ -169,11 +169,21 @@ func TestQRLogoDesigner(t *testing.T) {
 			d.do("upload the logo", chromedp.SetUploadFiles(chromedp.CSS("#qr-logo-file"), []string{logoFile}))
 			d.await("the image read", `document.getElementById('qr-logo-data').value.startsWith('data:image/png;base64,')`)
 			d.await("the preview with the image", fmt.Sprintf(`(p => p.dataset.version !== %q && p.complete)(document.getElementById('qr-preview'))`, before))
-			time.Sleep(300 * time.Millisecond) // the last of the preview's requests
-			prev = qrlogoPreviewPNG(d)
-			b := prev.Bounds()
-			if c := color.RGBAModel.Convert(prev.At(b.Dx()/2, b.Dy()/2)).(color.RGBA); c.R < 0xC0 || c.G > 0x80 || c.B > 0x40 {
-				t.Errorf("the middle of the preview is %v, want the logo's orange", c)
+			// The choice of "Image" asks for a preview too, before the file
+			// is read: wait for the one that draws the image (a loaded
+			// machine answers the two in their time).
+			orange := func(c color.RGBA) bool { return c.R >= 0xC0 && c.G <= 0x80 && c.B <= 0x40 }
+			var middle color.RGBA
+			for deadline := time.Now().Add(15 * time.Second); ; {
+				prev = qrlogoPreviewPNG(d)
+				b := prev.Bounds()
+				if middle = color.RGBAModel.Convert(prev.At(b.Dx()/2, b.Dy()/2)).(color.RGBA); orange(middle) || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if !orange(middle) {
+				t.Errorf("the middle of the preview is %v, want the logo's orange", middle)
 			}
 			if text, _ := readQR(t, "the preview with the image", prev); text != l.ShortURL {
 				t.Errorf("the preview with the image reads %q, want %q", text, l.ShortURL)
