@@ -37,6 +37,8 @@ type Store struct {
 	counters counters.Store
 	// dimsFilled is set once Open has emptied click_dims_pending (fillDims).
 	dimsFilled atomic.Bool
+	// linksFilled is set once Open has emptied click_links_pending (fillLinks).
+	linksFilled atomic.Bool
 }
 
 // checkpointPages is the size of the WAL, in pages, past which a commit of
@@ -112,6 +114,10 @@ func open(ctx context.Context, path string, counters counters.Store) (_ *Store, 
 		return nil, err
 	}
 	s.dimsFilled.Store(true)
+	if err := s.fillLinks(ctx); err != nil {
+		return nil, err
+	}
+	s.linksFilled.Store(true)
 	return s, nil
 }
 
