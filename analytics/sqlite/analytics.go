@@ -16,9 +16,10 @@ var _ stats.AnalyticsReader = (*Store)(nil)
 // snapshot of the database. Over a whole workspace (q.Whole), but for
 // groupBy link, it reads click_workspace_rollup: a row per day, whatever
 // the number of links. Links named with their workspace (q.WorkspaceID, as
-// the control plane asks) are read from click_workspace_links: 8 rows a
-// day, whatever the number of links, the sections of the links not named
-// skipped. Links named alone: click_days for the link-days' clicks and
+// the control plane asks), more than a few of them (Store.namedAlone), are
+// read from click_workspace_links: 8 rows a day, whatever the number of
+// links, the sections of the links not named skipped. A few links, or links
+// named alone: click_days for the link-days' clicks and
 // visitors, and click_rollup for the keys of the one dimension the query
 // groups or filters by: a row per link and day. The links are passed as one
 // JSON array, each looked up by the primary keys' (link_id, …, day) prefix.
@@ -37,7 +38,7 @@ func (s *Store) Analytics(ctx context.Context, q stats.AnalyticsQuery) (*stats.A
 	if len(q.LinkIDs) == 0 {
 		return stats.Aggregate(q, from, to, nil, nil), nil
 	}
-	if q.WorkspaceID != "" {
+	if q.WorkspaceID != "" && len(q.LinkIDs) > s.namedAlone {
 		a, err := s.linksAnalytics(ctx, q, from, to)
 		if err != nil {
 			return nil, fmt.Errorf("analytics: %w", err)

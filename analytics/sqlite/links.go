@@ -244,6 +244,37 @@ func (w *writer) refillLinks(ctx context.Context, workspace, day string) error {
 	return w.putWorkspaceLinks(ctx, put)
 }
 
+// countOf returns the count of key in the encoded counts b, 0 when it is
+// not there: the keys are in order (keyCounts.encode), so it stops at the
+// first key past it.
+func countOf(b, key []byte) (int64, error) {
+	for len(b) > 0 {
+		n, w := binary.Uvarint(b)
+		if w <= 0 || n > uint64(len(b)-w) {
+			return 0, errors.New("rollup counts: truncated key")
+		}
+		k := b[w : w+int(n)]
+		b = b[w+int(n):]
+		c, w := binary.Uvarint(b)
+		if w <= 0 {
+			return 0, errors.New("rollup counts: truncated count")
+		}
+		b = b[w:]
+		switch bytes.Compare(k, key) {
+		case 0:
+			return int64(c), nil
+		case 1:
+			return 0, nil
+		}
+	}
+	return 0, nil
+}
+
+// linksQuery reads a workspace's rows of one dimension over a range of
+// days: a search of the primary key's (workspace_id, dim, day) prefix.
+const linksQuery = `SELECT day, data FROM click_workspace_links
+	WHERE workspace_id = $1 AND dim = $2 AND day BETWEEN $3 AND $4`
+
 // linksAnalytics answers q (its links, named, of workspace q.WorkspaceID)
 // from click_workspace_links: 8 rows a day, the sections of q's links
 // added up with stats.Aggregator's arithmetic (a key's share of a
@@ -267,9 +298,7 @@ func (s *Store) linksAnalytics(ctx context.Context, q stats.AnalyticsQuery, from
 		return nil, err
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT day, data FROM click_workspace_links
-		WHERE workspace_id = $1 AND dim = $2 AND day BETWEEN $3 AND $4`,
-		q.WorkspaceID, dim, from.Format(dayLayout), to.Format(dayLayout))
+	rows, err := tx.QueryContext(ctx, linksQuery, q.WorkspaceID, dim, from.Format(dayLayout), to.Format(dayLayout))
 	if err != nil {
 		return nil, err
 	}
@@ -312,22 +341,21 @@ func (s *Store) linksAnalytics(ctx context.Context, q stats.AnalyticsQuery, from
 				}
 				return ferr == nil
 			}
-			ferr = eachCount(sec.keys, func(key []byte, n int64) {
-				if !bytes.Equal(key, filter) {
-					return
-				}
-				share := stats.Share(sec.visitors, n, sec.clicks)
-				total.clicks += n
-				total.milli += share
-				switch q.GroupBy {
-				case stats.GroupLink:
-					add(link, n, share)
-				case stats.GroupDay:
-					add(day, n, share)
-				default:
-					add(key, n, share)
-				}
-			})
+			var n int64
+			if n, ferr = countOf(sec.keys, filter); ferr != nil || n == 0 {
+				return ferr == nil
+			}
+			share := stats.Share(sec.visitors, n, sec.clicks)
+			total.clicks += n
+			total.milli += share
+			switch q.GroupBy {
+			case stats.GroupLink:
+				add(link, n, share)
+			case stats.GroupDay:
+				add(day, n, share)
+			default:
+				add(filter, n, share)
+			}
 			return ferr == nil
 		})
 		if err == nil {

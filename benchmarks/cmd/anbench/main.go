@@ -27,6 +27,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -64,6 +65,7 @@ type options struct {
 	budget                                        time.Duration
 	dir                                           string
 	backfill                                      bool
+	batch                                         int
 }
 
 func main() {
@@ -82,6 +84,7 @@ func main() {
 	fs.DurationVar(&o.budget, "budget", 3*time.Second, "time a query is timed for, at most (at least 3 runs)")
 	fs.StringVar(&o.dir, "dir", "", "folder for the SQLite file and the ClickHouse server (default: a temporary one, removed)")
 	fs.BoolVar(&o.backfill, "backfill", true, "time the first Open after the rollup migrations")
+	fs.IntVar(&o.batch, "batch", 0, "clicks per WriteClicks (default: the batch of the bus that feeds the store; larger loads faster)")
 	fs.Parse(os.Args[1:])
 	if o.countries < 1 || o.countries > len(countryCodes) || o.links < 1 || o.tags < 1 || o.domains < 1 || o.days < 1 || o.clicks < 1 {
 		fmt.Fprintf(os.Stderr, "anbench: -clicks, -links, -tags, -domains, -days must be positive, -countries 1–%d\n", len(countryCodes))
@@ -137,8 +140,8 @@ func run(o options) error {
 	fmt.Printf("One workspace, %d links (tags: each link one of %d, every fourth a second; %d domains), %s clicks over the last %d days "+
 		"(UTC) in time order, each on a link drawn uniformly, from %d countries (with their cities), 3 devices, 9 browsers, 8 systems, "+
 		"35 %% direct and a tail of 5 000 referrer hosts, 7 clicks in 10 from a pool of returning visitors, 3 %% bots; written through "+
-		"the store's WriteClicks (opened as the binaries open it) in batches of the bus that feeds it (SQLite: the in-process bus's %d; "+
-		"ClickHouse: the consumer's %d). Each query is what GET /api/v1/analytics does: LinkFacets, the links the filters keep, "+
+		"the store's WriteClicks (opened as the binaries open it) in batches (the bus that feeds it hands over: SQLite, the in-process bus, %d; "+
+		"ClickHouse, the consumer, %d; -batch overrides both). Each query is what GET /api/v1/analytics does: LinkFacets, the links the filters keep, "+
 		"the click store's Analytics, tag and domain rows gathered from link rows; timed %d times (fewer past %s, at least 3).\n\n",
 		o.links, o.tags, o.domains, report.Int(int64(o.clicks)), o.days, o.countries, bus.DefaultBatchSize, consumerBatch,
 		o.iters, o.budget)
@@ -163,7 +166,7 @@ func run(o options) error {
 			if b[q] != got {
 				differ++
 				if differ <= 3 {
-					fmt.Printf("- %s: SQLite %s, ClickHouse %s\n", q, got, b[q])
+					fmt.Printf("- %s: SQLite %s, ClickHouse %s\n", q, clip(got), clip(b[q]))
 				}
 			}
 		}
@@ -194,7 +197,7 @@ func runSQLite(o options, dir string) (map[string]string, error) {
 		return nil, err
 	}
 	settings := map[string]string{"SHORTLINK_DATA_DIR": dir}
-	r := storeRun{name: "SQLite", batch: bus.DefaultBatchSize,
+	r := storeRun{name: "SQLite", batch: cmp.Or(o.batch, bus.DefaultBatchSize),
 		open: func(ctx context.Context) (*sqlstore.Store, backend.Store, error) { return openStores(ctx, settings) },
 		unfill: func(ctx context.Context) error {
 			return sqliteUnfill(ctx, filepath.Join(dir, "shortlink.db"))
@@ -242,7 +245,7 @@ func runClickHouse(o options, dir string) (map[string]string, error) {
 		return nil, err
 	}
 	settings := map[string]string{"SHORTLINK_DATA_DIR": sqlDir, "SHORTLINK_CLICKHOUSE_URL": chURL}
-	r := storeRun{name: "ClickHouse", batch: consumerBatch,
+	r := storeRun{name: "ClickHouse", batch: cmp.Or(o.batch, consumerBatch),
 		open: func(ctx context.Context) (*sqlstore.Store, backend.Store, error) { return openStores(ctx, settings) },
 		unfill: func(ctx context.Context) error {
 			return clickhouseUnfill(ctx, conn, db)
@@ -339,7 +342,7 @@ func (r storeRun) timeBackfill(ctx context.Context, o options, f *fixture, befor
 		if got != before[q.name] {
 			differ++
 			if differ <= 3 {
-				fmt.Printf("- %s after the fill: %s, before: %s\n", q.name, got, before[q.name])
+				fmt.Printf("- %s after the fill: %s, before: %s\n", q.name, clip(got), clip(before[q.name]))
 			}
 		}
 	}
@@ -360,7 +363,7 @@ func (r storeRun) backfillWhat() string {
 // newFixture creates the workspace and its links in the control plane's store.
 func newFixture(ctx context.Context, st *sqlstore.Store, o options) (*fixture, error) {
 	now := time.Now().UTC()
-	f := &fixture{ws: &workspace.Workspace{ID: "ws_anbench_" + strings.ToLower(rand.Text()[:12]), Name: "anbench", Plan: workspace.Enterprise, CreatedAt: now}}
+	f := &fixture{ws: &workspace.Workspace{ID: "ws_anbench", Name: "anbench", Plan: workspace.Enterprise, CreatedAt: now}}
 	if err := st.CreateWorkspace(ctx, f.ws); err != nil {
 		return nil, fmt.Errorf("create workspace: %w", err)
 	}
@@ -377,7 +380,8 @@ func newFixture(ctx context.Context, st *sqlstore.Store, o options) (*fixture, e
 				tags = append(tags, t)
 			}
 		}
-		l := &link.Link{ID: id.New(id.Link), WorkspaceID: f.ws.ID, Domain: f.domains[i%o.domains],
+		// The same ids in every store, so that their answers compare.
+		l := &link.Link{ID: fmt.Sprintf("%sanbench%012d", id.Link, i), WorkspaceID: f.ws.ID, Domain: f.domains[i%o.domains],
 			Slug: fmt.Sprintf("l%d", i), DestinationURL: fmt.Sprintf("https://example.com/%d", i),
 			Tags: tags, CreatedAt: now, UpdatedAt: now}
 		if err := st.CreateLink(ctx, l, -1); err != nil {
@@ -707,6 +711,14 @@ func clickhouseUnfill(ctx context.Context, conn ch.Conn, db string) error {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// clip shortens an answer to print.
+func clip(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
 }
 
 // mix is a 64-bit finaliser (MurmurHash3's fmix64).
