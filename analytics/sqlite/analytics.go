@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -141,6 +142,8 @@ func (s *Store) workspaceAnalytics(ctx context.Context, q stats.AnalyticsQuery, 
 	type sum struct{ clicks, shares int64 }
 	// read adds up a dimension's rows: per key, and per day of key (or
 	// of every key when key is nil).
+	// Both blobs of a row are in key order (keyCounts.encode): they are
+	// walked side by side, each key added where it goes, with no map per row.
 	read := func(dim string, key *string) (byKey, byDay map[string]*sum, err error) {
 		rows, err := tx.QueryContext(ctx, `SELECT day, counts, shares FROM click_workspace_rollup
 			WHERE workspace_id = $1 AND dim = $2 AND day BETWEEN $3 AND $4`, q.WorkspaceID, dim, first, last)
@@ -149,37 +152,50 @@ func (s *Store) workspaceAnalytics(ctx context.Context, q stats.AnalyticsQuery, 
 		}
 		defer rows.Close()
 		byKey, byDay = map[string]*sum{}, map[string]*sum{}
-		counts, shares := keyCounts{}, keyCounts{}
 		for rows.Next() {
 			var day string
 			var c, sh sql.RawBytes
 			if err := rows.Scan(&day, &c, &sh); err != nil {
 				return nil, nil, err
 			}
-			clear(counts)
-			clear(shares)
-			if err := decodeCounts(counts, c); err != nil {
-				return nil, nil, err
+			d := byDay[day]
+			if d == nil {
+				d = &sum{}
+				byDay[day] = d
 			}
-			if err := decodeCounts(shares, sh); err != nil {
-				return nil, nil, err
-			}
-			for k, n := range counts {
-				if key != nil && k != *key {
+			var shKey []byte
+			var shN int64
+			for len(c) > 0 {
+				k, n, rest, err := nextCount(c)
+				if err != nil {
+					return nil, nil, err
+				}
+				c = rest
+				for shKey == nil || bytes.Compare(shKey, k) < 0 {
+					if len(sh) == 0 {
+						shKey, shN = nil, 0
+						break
+					}
+					if shKey, shN, sh, err = nextCount(sh); err != nil {
+						return nil, nil, err
+					}
+				}
+				share := int64(0)
+				if bytes.Equal(shKey, k) && shKey != nil {
+					share = shN
+				}
+				if key != nil && string(k) != *key {
 					continue
 				}
-				for _, t := range []struct {
-					m  map[string]*sum
-					at string
-				}{{byKey, k}, {byDay, day}} {
-					r := t.m[t.at]
-					if r == nil {
-						r = &sum{}
-						t.m[t.at] = r
-					}
-					r.clicks += n
-					r.shares += shares[k]
+				r := byKey[string(k)]
+				if r == nil {
+					r = &sum{}
+					byKey[string(k)] = r
 				}
+				r.clicks += n
+				r.shares += share
+				d.clicks += n
+				d.shares += share
 			}
 		}
 		return byKey, byDay, rows.Err()

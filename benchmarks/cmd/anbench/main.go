@@ -37,9 +37,11 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
@@ -66,6 +68,9 @@ type options struct {
 	dir                                           string
 	backfill                                      bool
 	batch                                         int
+	reuse                                         bool
+	only                                          string
+	cpuprofile                                    string
 }
 
 func main() {
@@ -84,6 +89,9 @@ func main() {
 	fs.DurationVar(&o.budget, "budget", 3*time.Second, "time a query is timed for, at most (at least 3 runs)")
 	fs.StringVar(&o.dir, "dir", "", "folder for the SQLite file and the ClickHouse server (default: a temporary one, removed)")
 	fs.BoolVar(&o.backfill, "backfill", true, "time the first Open after the rollup migrations")
+	fs.StringVar(&o.only, "only", "", "time only the queries whose name contains this")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the timed queries to this file")
+	fs.BoolVar(&o.reuse, "reuse", false, "time the queries on the clicks an earlier run loaded into -dir (no load, no backfill)")
 	fs.IntVar(&o.batch, "batch", 0, "clicks per WriteClicks (default: the batch of the bus that feeds the store; larger loads faster)")
 	fs.Parse(os.Args[1:])
 	if o.countries < 1 || o.countries > len(countryCodes) || o.links < 1 || o.tags < 1 || o.domains < 1 || o.days < 1 || o.clicks < 1 {
@@ -142,7 +150,9 @@ func run(o options) error {
 		"35 %% direct and a tail of 5 000 referrer hosts, 7 clicks in 10 from a pool of returning visitors, 3 %% bots; written through "+
 		"the store's WriteClicks (opened as the binaries open it) in batches (the bus that feeds it hands over: SQLite, the in-process bus, %d; "+
 		"ClickHouse, the consumer, %d; -batch overrides both). Each query is what GET /api/v1/analytics does: LinkFacets, the links the filters keep, "+
-		"the click store's Analytics, tag and domain rows gathered from link rows; timed %d times (fewer past %s, at least 3).\n\n",
+		"the click store's Analytics, tag and domain rows gathered from link rows; timed %d times (fewer past %s, at least 3). "+
+		"CPU/query is this process's CPU time (every thread) over the timed runs, divided by their number: what a query costs "+
+		"whatever else the machine runs (ClickHouse's own work is not in it).\n\n",
 		o.links, o.tags, o.domains, report.Int(int64(o.clicks)), o.days, o.countries, bus.DefaultBatchSize, consumerBatch,
 		o.iters, o.budget)
 	answers := map[string]map[string]string{}
@@ -287,28 +297,33 @@ func (r storeRun) run(o options) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: open: %w", r.name, err)
 	}
-	f, err := newFixture(ctx, st, o)
+	var f *fixture
+	humans := int64(-1)
+	if o.reuse {
+		f, err = loadedFixture(ctx, st)
+		fmt.Printf("The clicks an earlier run loaded into %s.\n\n", o.dir)
+	} else if f, err = newFixture(ctx, st, o); err == nil {
+		var loaded time.Duration
+		if loaded, humans, err = load(ctx, store, f, o, r.batch); err != nil {
+			err = fmt.Errorf("load: %w", err)
+		} else {
+			fmt.Printf("Ingest: %s clicks (%s human) in %s: **%s clicks/s** (WriteClicks, batches of %d).\n\n",
+				report.Int(int64(o.clicks)), report.Int(humans), loaded.Round(time.Millisecond),
+				report.Int(int64(float64(o.clicks)/loaded.Seconds())), r.batch)
+		}
+	}
 	if err != nil {
 		store.Close()
 		st.Close()
 		return nil, fmt.Errorf("%s: %w", r.name, err)
 	}
-	loaded, humans, err := load(ctx, store, f, o, r.batch)
-	if err != nil {
-		store.Close()
-		st.Close()
-		return nil, fmt.Errorf("%s: load: %w", r.name, err)
-	}
-	fmt.Printf("Ingest: %s clicks (%s human) in %s: **%s clicks/s** (WriteClicks, batches of %d).\n\n",
-		report.Int(int64(o.clicks)), report.Int(humans), loaded.Round(time.Millisecond),
-		report.Int(int64(float64(o.clicks)/loaded.Seconds())), r.batch)
 	answers, err := timeQueries(ctx, st, store, f, o, humans)
 	store.Close()
 	st.Close()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.name, err)
 	}
-	if o.backfill && r.unfill != nil {
+	if o.backfill && r.unfill != nil && !o.reuse {
 		if err := r.timeBackfill(ctx, o, f, answers); err != nil {
 			return nil, fmt.Errorf("%s: backfill: %w", r.name, err)
 		}
@@ -363,7 +378,7 @@ func (r storeRun) backfillWhat() string {
 // newFixture creates the workspace and its links in the control plane's store.
 func newFixture(ctx context.Context, st *sqlstore.Store, o options) (*fixture, error) {
 	now := time.Now().UTC()
-	f := &fixture{ws: &workspace.Workspace{ID: "ws_anbench", Name: "anbench", Plan: workspace.Enterprise, CreatedAt: now}}
+	f := &fixture{ws: &workspace.Workspace{ID: fixtureWorkspace, Name: "anbench", Plan: workspace.Enterprise, CreatedAt: now}}
 	if err := st.CreateWorkspace(ctx, f.ws); err != nil {
 		return nil, fmt.Errorf("create workspace: %w", err)
 	}
@@ -391,6 +406,38 @@ func newFixture(ctx context.Context, st *sqlstore.Store, o options) (*fixture, e
 	}
 	return f, nil
 }
+
+// loadedFixture finds the workspace an earlier run created.
+func loadedFixture(ctx context.Context, st *sqlstore.Store) (*fixture, error) {
+	facets, err := st.LinkFacets(ctx, fixtureWorkspace)
+	if err != nil {
+		return nil, err
+	}
+	if len(facets) == 0 {
+		return nil, fmt.Errorf("-reuse: no links of workspace %s in -dir", fixtureWorkspace)
+	}
+	f := &fixture{ws: &workspace.Workspace{ID: fixtureWorkspace}}
+	tags, domains := map[string]bool{}, map[string]bool{}
+	for _, fc := range facets {
+		f.links = append(f.links, &link.Link{ID: fc.ID, Domain: fc.Domain, Tags: fc.Tags})
+		for _, t := range fc.Tags {
+			tags[t] = true
+		}
+		domains[fc.Domain] = true
+	}
+	for t := range tags {
+		f.tags = append(f.tags, t)
+	}
+	for d := range domains {
+		f.domains = append(f.domains, d)
+	}
+	slices.Sort(f.tags)
+	slices.Sort(f.domains)
+	return f, nil
+}
+
+// fixtureWorkspace is the id of the workspace loaded.
+const fixtureWorkspace = "ws_anbench"
 
 // load writes o.clicks clicks through store and returns how long it took
 // and how many were human.
@@ -591,16 +638,31 @@ func analytics(ctx context.Context, st *sqlstore.Store, store backend.Store, f *
 // timeQueries times every query and prints the table; it returns each
 // query's answer.
 func timeQueries(ctx context.Context, st *sqlstore.Store, store backend.Store, f *fixture, o options, humans int64) (map[string]string, error) {
-	t := report.NewTable("query (GET /analytics)", "links asked", "timed", "p50", "p99", "totalClicks", "rows", "< 50 ms (p99)")
+	t := report.NewTable("query (GET /analytics)", "links asked", "timed", "p50", "p99", "CPU/query", "totalClicks", "rows", "< 50 ms (p99)")
 	answers := map[string]string{}
 	var met, missed int
+	if o.cpuprofile != "" {
+		pf, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return nil, err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	for _, q := range queries(f, o) {
+		if !strings.Contains(q.name, o.only) {
+			continue
+		}
 		got, err := answer(ctx, st, store, f, q) // once untimed: caches, pages
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", q.name, err)
 		}
 		answers[q.name] = got
 		var times []time.Duration
+		cpu0 := cpuTime()
 		began := time.Now()
 		var a *stats.Analytics
 		for len(times) < o.iters && (len(times) < 3 || time.Since(began) < o.budget) {
@@ -610,6 +672,7 @@ func timeQueries(ctx context.Context, st *sqlstore.Store, store backend.Store, f
 			}
 			times = append(times, time.Since(t0))
 		}
+		cpu := (cpuTime() - cpu0) / time.Duration(len(times))
 		slices.Sort(times)
 		p50, p99 := report.Percentile(times, 0.50), report.Percentile(times, 0.99)
 		verdict := "meets"
@@ -618,10 +681,10 @@ func timeQueries(ctx context.Context, st *sqlstore.Store, store backend.Store, f
 		} else {
 			met++
 		}
-		t.Add(q.name, linksAsked(f, q), len(times), report.Dur(p50), report.Dur(p99), report.Int(a.TotalClicks),
+		t.Add(q.name, linksAsked(f, q), len(times), report.Dur(p50), report.Dur(p99), report.Dur(cpu), report.Int(a.TotalClicks),
 			len(a.Rows), verdict)
 		if q.days == 90 && q.groupBy == "day" && q.linkID == "" && q.tag == "" && q.domain == "" && q.country == "" &&
-			a.TotalClicks != humans {
+			humans >= 0 && a.TotalClicks != humans {
 			return nil, fmt.Errorf("%s: totalClicks %d, want the %d human clicks loaded", q.name, a.TotalClicks, humans)
 		}
 	}
@@ -711,6 +774,16 @@ func clickhouseUnfill(ctx context.Context, conn ch.Conn, db string) error {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// cpuTime is the CPU time this process has used (user and system, every
+// thread: the garbage collector's too).
+func cpuTime() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 // clip shortens an answer to print.
