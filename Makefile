@@ -121,7 +121,7 @@ bench-webhooks: build
 ## rollup migrations (benchmarks/cmd/anbench). Loading 10M clicks over 1,000
 ## links in the buses' batches takes over an hour on two cores (SQLite ~2,500
 ## clicks/s in batches of 2,000); ANBENCH_FLAGS='-batch 20000' loads them in
-## ~25 minutes, as docs/benchmarks.md did, and '-clicks 1M' is shorter still
+## ~25 minutes (docs/benchmarks.md's SQLite run used it); '-clicks 1M' is shorter
 ANBENCH_FLAGS ?=
 bench-analytics:
 	$(GO) run ./benchmarks/cmd/anbench $(ANBENCH_FLAGS)
