@@ -15,7 +15,7 @@ STATICCHECK_VERSION := v0.8.2
 # stripe-mock: the Stripe API the checkout tests talk to (deploy/e2e finds it in .tools)
 STRIPE_MOCK_VERSION := v0.203.0
 
-.PHONY: all build run run-split geoip test test-e2e-split test-short lint fmt vet staticcheck bench bench-platform bench-password bench-webhooks fuzz tidy clean
+.PHONY: all build run run-split geoip test test-e2e-split test-short lint fmt vet staticcheck bench bench-platform bench-password bench-webhooks bench-analytics fuzz tidy clean
 
 all: build
 
@@ -88,13 +88,15 @@ $(TOOLS)/stripe-mock:
 	GOBIN=$(TOOLS) $(GO) install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION)
 
 ## bench: Go micro-benchmarks of the hot paths, then the real binaries on the
-## real path under wrk, each beside a bare fasthttp 302 (about 15 minutes;
-## needs wrk, taskset, PostgreSQL and clickhouse-server; docs/benchmarks.md)
+## real path under wrk, each beside a bare fasthttp 302 (about 15 minutes),
+## then workspace analytics at 10M clicks (bench-analytics: an hour or more);
+## needs wrk, taskset, PostgreSQL and clickhouse-server; docs/benchmarks.md
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem $(BENCH_PKGS)
 	$(MAKE) --no-print-directory bench-platform
 	$(MAKE) --no-print-directory bench-password
 	$(MAKE) --no-print-directory bench-webhooks
+	$(MAKE) --no-print-directory bench-analytics
 
 ## bench-platform: only the real binaries under wrk (benchmarks/cmd/platformbench)
 bench-platform: build
@@ -111,6 +113,18 @@ bench-password: build
 ## (benchmarks/cmd/webhookbench; about 5 minutes; docs/benchmarks.md)
 bench-webhooks: build
 	$(GO) run ./benchmarks/cmd/webhookbench -bin $(BIN) $(WEBHOOKBENCH_FLAGS)
+
+## bench-analytics: workspace analytics (GET /api/v1/analytics) at 10M clicks
+## over 1,000 links, on SQLite and on ClickHouse (a clickhouse-server it
+## starts, or ANBENCH_FLAGS='-clickhouse URL'; skipped with a line when there
+## is neither): ingest rate, p50/p99 of each query, the first Open after the
+## rollup migrations (benchmarks/cmd/anbench). Loading 10M clicks over 1,000
+## links in the buses' batches takes over an hour on two cores (SQLite ~2,500
+## clicks/s in batches of 2,000); ANBENCH_FLAGS='-batch 20000' loads them in
+## ~25 minutes (docs/benchmarks.md's SQLite run used it); '-clicks 1M' is shorter
+ANBENCH_FLAGS ?=
+bench-analytics:
+	$(GO) run ./benchmarks/cmd/anbench $(ANBENCH_FLAGS)
 
 ## fuzz: each fuzz target for FUZZTIME
 fuzz:

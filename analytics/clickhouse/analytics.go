@@ -32,7 +32,7 @@ func (s *Store) Analytics(ctx context.Context, q stats.AnalyticsQuery) (*stats.A
 		keys []stats.LinkDayKey
 	)
 	for links := range slices.Chunk(q.LinkIDs, linksPerQuery) {
-		d, k, err := s.analyticsOf(ctx, links, stats.KeysDim(q), first, last)
+		d, k, err := s.analyticsOf(ctx, links, stats.KeysDim(q), q.Filter, first, last)
 		if err != nil {
 			return nil, fmt.Errorf("cannot read analytics: %w", err)
 		}
@@ -41,16 +41,23 @@ func (s *Store) Analytics(ctx context.Context, q stats.AnalyticsQuery) (*stats.A
 	return stats.Aggregate(q, from, to, days, keys), nil
 }
 
-// analyticsKeys returns the links' clicks per day and key of one dimension.
-func (s *Store) analyticsKeys(ctx context.Context, ids []any, marks, dim, first, last string) ([]stats.LinkDayKey, error) {
-	args := append(append(append([]any{}, ids...), dim, first, last), ids...)
-	args = append(args, dim, first, last)
+// analyticsKeys returns the links' clicks per day and key of one dimension,
+// of filter's key only when filter is set (stats.Aggregator counts no other;
+// a country filter over 1,000 links and 30 days read a row per link, day and
+// country, about a million at 10M clicks, where it needs at most 30,000).
+func (s *Store) analyticsKeys(ctx context.Context, ids []any, marks, dim string, filter *stats.KeyFilter, first, last string) ([]stats.LinkDayKey, error) {
+	keyIs, keyArgs := "", []any(nil)
+	if filter != nil {
+		keyIs, keyArgs = " AND key = ?", []any{filter.Key}
+	}
+	args := append(append(append(append([]any{}, ids...), dim, first, last), keyArgs...), ids...)
+	args = append(append(args, dim, first, last), keyArgs...)
 	rows, err := s.conn.Query(ctx, `SELECT link_id, toString(day), key, sum(clicks) FROM link_day_keys
-			WHERE link_id IN (`+marks+`) AND dim = ? AND day BETWEEN toDate(?) AND toDate(?)
+			WHERE link_id IN (`+marks+`) AND dim = ? AND day BETWEEN toDate(?) AND toDate(?)`+keyIs+`
 			GROUP BY link_id, day, key
 		UNION ALL
 			SELECT id, toString(day), key, max(clicks) FROM click_backfill
-			WHERE scope = 'link' AND id IN (`+marks+`) AND dim = ? AND day BETWEEN toDate(?) AND toDate(?)
+			WHERE scope = 'link' AND id IN (`+marks+`) AND dim = ? AND day BETWEEN toDate(?) AND toDate(?)`+keyIs+`
 			GROUP BY id, day, key`, args...)
 	if err != nil {
 		return nil, err
@@ -65,6 +72,7 @@ func (s *Store) analyticsKeys(ctx context.Context, ids []any, marks, dim, first,
 			return nil, err
 		}
 		sums[k] += int64(n)
+		s.keyRowsRead.Add(1)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -77,8 +85,9 @@ func (s *Store) analyticsKeys(ctx context.Context, ids []any, marks, dim, first,
 }
 
 // analyticsOf reads the days of a few links (at most linksPerQuery), with
-// the clicks stored before the rollups, and their keys of dim ("" for none).
-func (s *Store) analyticsOf(ctx context.Context, links []string, dim, first, last string) ([]stats.LinkDay, []stats.LinkDayKey, error) {
+// the clicks stored before the rollups, and their keys of dim ("" for none;
+// only filter's key when filter is set).
+func (s *Store) analyticsOf(ctx context.Context, links []string, dim string, filter *stats.KeyFilter, first, last string) ([]stats.LinkDay, []stats.LinkDayKey, error) {
 	linkDays, err := s.analyticsDays(ctx, links, first, last)
 	if err != nil {
 		return nil, nil, err
@@ -124,7 +133,7 @@ func (s *Store) analyticsOf(ctx context.Context, links []string, dim, first, las
 	}
 	var keys []stats.LinkDayKey
 	if dim != "" {
-		if keys, err = s.analyticsKeys(ctx, ids, marks, dim, first, last); err != nil {
+		if keys, err = s.analyticsKeys(ctx, ids, marks, dim, filter, first, last); err != nil {
 			return nil, nil, err
 		}
 	}

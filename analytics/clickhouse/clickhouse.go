@@ -57,6 +57,8 @@ type Store struct {
 	// statesRead counts the days whose visitor states LinkStats read (each
 	// pass over a day counts), for the tests of the cache.
 	statesRead atomic.Int64
+	// keyRowsRead counts the rows of keys Analytics read (for the tests).
+	keyRowsRead atomic.Int64
 }
 
 // recentIDsKept is how many event ids WriteClicks remembers, so that a batch

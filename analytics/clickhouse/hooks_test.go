@@ -13,3 +13,6 @@ func SetQueryBounds(links, pairs int) (restore func()) {
 	linksPerQuery, pairsPerQuery = links, pairs
 	return func() { linksPerQuery, pairsPerQuery = l, p }
 }
+
+// KeyRowsRead returns how many rows of keys s's Analytics read.
+func KeyRowsRead(s *Store) int64 { return s.keyRowsRead.Load() }

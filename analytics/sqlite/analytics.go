@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -15,7 +16,11 @@ var _ stats.AnalyticsReader = (*Store)(nil)
 // Analytics implements stats.AnalyticsReader from the rollups, in one
 // snapshot of the database. Over a whole workspace (q.Whole), but for
 // groupBy link, it reads click_workspace_rollup: a row per day, whatever
-// the number of links. Otherwise click_days for the link-days' clicks and
+// the number of links. Links named with their workspace (q.WorkspaceID, as
+// the control plane asks), more than a few of them (Store.namedAlone), are
+// read from click_workspace_links: 8 rows a day, whatever the number of
+// links, the sections of the links not named skipped. A few links, or links
+// named alone: click_days for the link-days' clicks and
 // visitors, and click_rollup for the keys of the one dimension the query
 // groups or filters by: a row per link and day. The links are passed as one
 // JSON array, each looked up by the primary keys' (link_id, …, day) prefix.
@@ -33,6 +38,13 @@ func (s *Store) Analytics(ctx context.Context, q stats.AnalyticsQuery) (*stats.A
 	}
 	if len(q.LinkIDs) == 0 {
 		return stats.Aggregate(q, from, to, nil, nil), nil
+	}
+	if q.WorkspaceID != "" && len(q.LinkIDs) > s.namedAlone {
+		a, err := s.linksAnalytics(ctx, q, from, to)
+		if err != nil {
+			return nil, fmt.Errorf("analytics: %w", err)
+		}
+		return a, nil
 	}
 	ids, err := json.Marshal(q.LinkIDs)
 	if err != nil {
@@ -130,6 +142,8 @@ func (s *Store) workspaceAnalytics(ctx context.Context, q stats.AnalyticsQuery, 
 	type sum struct{ clicks, shares int64 }
 	// read adds up a dimension's rows: per key, and per day of key (or
 	// of every key when key is nil).
+	// Both blobs of a row are in key order (keyCounts.encode): they are
+	// walked side by side, each key added where it goes, with no map per row.
 	read := func(dim string, key *string) (byKey, byDay map[string]*sum, err error) {
 		rows, err := tx.QueryContext(ctx, `SELECT day, counts, shares FROM click_workspace_rollup
 			WHERE workspace_id = $1 AND dim = $2 AND day BETWEEN $3 AND $4`, q.WorkspaceID, dim, first, last)
@@ -138,37 +152,50 @@ func (s *Store) workspaceAnalytics(ctx context.Context, q stats.AnalyticsQuery, 
 		}
 		defer rows.Close()
 		byKey, byDay = map[string]*sum{}, map[string]*sum{}
-		counts, shares := keyCounts{}, keyCounts{}
 		for rows.Next() {
 			var day string
 			var c, sh sql.RawBytes
 			if err := rows.Scan(&day, &c, &sh); err != nil {
 				return nil, nil, err
 			}
-			clear(counts)
-			clear(shares)
-			if err := decodeCounts(counts, c); err != nil {
-				return nil, nil, err
+			d := byDay[day]
+			if d == nil {
+				d = &sum{}
+				byDay[day] = d
 			}
-			if err := decodeCounts(shares, sh); err != nil {
-				return nil, nil, err
-			}
-			for k, n := range counts {
-				if key != nil && k != *key {
+			var shKey []byte
+			var shN int64
+			for len(c) > 0 {
+				k, n, rest, err := nextCount(c)
+				if err != nil {
+					return nil, nil, err
+				}
+				c = rest
+				for shKey == nil || bytes.Compare(shKey, k) < 0 {
+					if len(sh) == 0 {
+						shKey, shN = nil, 0
+						break
+					}
+					if shKey, shN, sh, err = nextCount(sh); err != nil {
+						return nil, nil, err
+					}
+				}
+				share := int64(0)
+				if bytes.Equal(shKey, k) && shKey != nil {
+					share = shN
+				}
+				if key != nil && string(k) != *key {
 					continue
 				}
-				for _, t := range []struct {
-					m  map[string]*sum
-					at string
-				}{{byKey, k}, {byDay, day}} {
-					r := t.m[t.at]
-					if r == nil {
-						r = &sum{}
-						t.m[t.at] = r
-					}
-					r.clicks += n
-					r.shares += shares[k]
+				r := byKey[string(k)]
+				if r == nil {
+					r = &sum{}
+					byKey[string(k)] = r
 				}
+				r.clicks += n
+				r.shares += share
+				d.clicks += n
+				d.shares += share
 			}
 		}
 		return byKey, byDay, rows.Err()

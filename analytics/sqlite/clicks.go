@@ -63,6 +63,8 @@ const (
 	stmtWorkspaceDay
 	stmtWsRollupGet
 	stmtWsRollupPut
+	stmtWsLinksGet
+	stmtWsLinksPut
 	stmtCount
 )
 
@@ -87,6 +89,9 @@ var statements = [stmtCount]string{
 	stmtWsRollupGet: `SELECT counts, shares FROM click_workspace_rollup WHERE workspace_id = $1 AND dim = $2 AND day = $3`,
 	stmtWsRollupPut: `INSERT INTO click_workspace_rollup (workspace_id, dim, day, counts, shares) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (workspace_id, dim, day) DO UPDATE SET counts = excluded.counts, shares = excluded.shares`,
+	stmtWsLinksGet: `SELECT data FROM click_workspace_links WHERE workspace_id = $1 AND dim = $2 AND day = $3 AND shard = $4`,
+	stmtWsLinksPut: `INSERT INTO click_workspace_links (workspace_id, dim, day, shard, data) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (workspace_id, dim, day, shard) DO UPDATE SET data = excluded.data`,
 }
 
 // writer is one writing transaction and its statements.
@@ -232,6 +237,8 @@ func (w *writer) store(ctx context.Context, events []*click.Event, counting bool
 	links := map[string]*counter{}
 	workspaceDays := map[linkDay]int64{} // link holds the workspace
 	shares := wsDeltas{}
+	sections := wsLinks{}
+	pending := map[linkDay]bool{} // workspace-days in click_links_pending
 	for _, c := range chunks {
 		record = click.AppendRecordOf(record[:0], c.events)
 		if _, err := w.stmt(ctx, stmtChunk).ExecContext(ctx, c.link, c.workspace, c.day, c.first, c.last,
@@ -242,7 +249,20 @@ func (w *writer) store(ctx context.Context, events []*click.Event, counting bool
 		if c.humans == 0 {
 			continue
 		}
-		if err := w.addRollup(ctx, c, shares); err != nil {
+		wsDay := linkDay{c.workspace, c.day}
+		p, ok := pending[wsDay]
+		if !ok {
+			var err error
+			if p, err = w.linksPending(ctx, c.workspace, c.day); err != nil {
+				return fmt.Errorf("count clicks of workspace %s on %s: %w", c.workspace, c.day, err)
+			}
+			pending[wsDay] = p
+		}
+		wsSections := sections
+		if p {
+			wsSections = nil // fillLinks builds the workspace-day whole
+		}
+		if err := w.addRollup(ctx, c, shares, wsSections); err != nil {
 			return err
 		}
 		workspaceDays[linkDay{c.workspace, c.day}] += c.humans
@@ -254,6 +274,9 @@ func (w *writer) store(ctx context.Context, events []*click.Event, counting bool
 		}
 	}
 	if err := w.addWorkspaceRollup(ctx, shares); err != nil {
+		return err
+	}
+	if err := w.putWorkspaceLinks(ctx, sections); err != nil {
 		return err
 	}
 	for _, ws := range sortedKeys(workspaceDays, compareLinkDays) {
@@ -289,9 +312,10 @@ func (w *writer) store(ctx context.Context, events []*click.Event, counting bool
 	return w.s.counters.AddCounters(ctx, w.tx, counts, scans)
 }
 
-// addRollup adds a chunk's humans to click_days and click_rollup, and what
-// they change in the workspace's shares of visitors to shares.
-func (w *writer) addRollup(ctx context.Context, c *chunk, shares wsDeltas) error {
+// addRollup adds a chunk's humans to click_days and click_rollup, what
+// they change in the workspace's shares of visitors to shares, and the
+// link-day's new sections of click_workspace_links to links (unless nil).
+func (w *writer) addRollup(ctx context.Context, c *chunk, shares wsDeltas, links wsLinks) error {
 	before, after, err := w.addDay(ctx, c)
 	if err != nil {
 		return fmt.Errorf("count clicks of link %s on %s: %w", c.link, c.day, err)
@@ -302,6 +326,9 @@ func (w *writer) addRollup(ctx context.Context, c *chunk, shares wsDeltas) error
 	}
 	if counted {
 		shares.add(c.workspace, dimTotal, c.day, "", c.humans, (after.visitors-before.visitors)*stats.Milli)
+	}
+	if links != nil {
+		links.set(c.workspace, dimTotal, c.day, c.link, section{clicks: after.clicks, visitors: after.visitors})
 	}
 	for i, dim := range rollupDims {
 		var stored []byte
@@ -330,8 +357,12 @@ func (w *writer) addRollup(ctx context.Context, c *chunk, shares wsDeltas) error
 		if err := decodeCounts(counts, stored); err != nil {
 			return fmt.Errorf("count clicks of link %s on %s: %w", c.link, c.day, err)
 		}
-		if _, err := w.stmt(ctx, stmtRollupPut).ExecContext(ctx, c.link, dim, c.day, counts.encode()); err != nil {
+		encoded := counts.encode()
+		if _, err := w.stmt(ctx, stmtRollupPut).ExecContext(ctx, c.link, dim, c.day, encoded); err != nil {
 			return fmt.Errorf("count clicks of link %s: %w", c.link, err)
+		}
+		if links != nil {
+			links.set(c.workspace, dim, c.day, c.link, section{clicks: after.clicks, visitors: after.visitors, keys: encoded})
 		}
 	}
 	return nil

@@ -38,6 +38,22 @@ func eachCount(b []byte, fn func(key []byte, n int64)) error {
 	return nil
 }
 
+// nextCount decodes the first key and count of the encoded counts b, and
+// returns them with the rest of b; key is b's bytes.
+func nextCount(b []byte) (key []byte, n int64, rest []byte, err error) {
+	l, w := binary.Uvarint(b)
+	if w <= 0 || l > uint64(len(b)-w) {
+		return nil, 0, nil, errors.New("rollup counts: truncated key")
+	}
+	key = b[w : w+int(l)]
+	b = b[w+int(l):]
+	c, w := binary.Uvarint(b)
+	if w <= 0 {
+		return nil, 0, nil, errors.New("rollup counts: truncated count")
+	}
+	return key, int64(c), b[w:], nil
+}
+
 // encode returns the stored form, keys in order.
 func (k keyCounts) encode() []byte {
 	keys := make([]string, 0, len(k))

@@ -264,10 +264,10 @@ func wantMigrations(t *testing.T, path string) {
 	if err := db.QueryRow(`SELECT group_concat(version) FROM (SELECT version FROM analytics_migrations ORDER BY version)`).Scan(&versions); err != nil {
 		t.Fatalf("read analytics_migrations: %v", err)
 	}
-	if versions != "1,2,3,4" {
-		t.Errorf("analytics_migrations: got [%s], want [1,2,3,4]", versions)
+	if versions != "1,2,3,4,5" {
+		t.Errorf("analytics_migrations: got [%s], want [1,2,3,4,5]", versions)
 	}
-	for table, want := range map[string]int{"click_chunks": 1, "click_rollup": 1, "click_dims_pending": 1, "clicks": 0} {
+	for table, want := range map[string]int{"click_chunks": 1, "click_rollup": 1, "click_dims_pending": 1, "click_workspace_links": 1, "click_links_pending": 1, "clicks": 0} {
 		var n int
 		err = db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = $1`, table).Scan(&n)
 		if err != nil || n != want {

@@ -69,16 +69,20 @@ func mustAnalytics(t testing.TB, b Backend, q stats.AnalyticsQuery) *stats.Analy
 	return a
 }
 
-// mustAnalyticsBoth asks q of the links, then of their whole workspace
-// (which they are all of), and wants the same answer.
+// mustAnalyticsBoth asks q of the links, then of the links named with
+// their workspace (as the control plane asks: a store may read its
+// per-workspace rollups and skip the links not named), then of their whole
+// workspace (which they are all of), and wants the same answer.
 func mustAnalyticsBoth(t testing.TB, b Backend, workspaceID string, q stats.AnalyticsQuery) *stats.Analytics {
 	t.Helper()
 	a := mustAnalytics(t, b, q)
-	q.Whole, q.WorkspaceID = true, workspaceID
-	w := mustAnalytics(t, b, q)
-	if g, x := fmt.Sprintf("%d/%d %s", w.TotalClicks, w.UniqueClicks, showRows(w.Rows)),
-		fmt.Sprintf("%d/%d %s", a.TotalClicks, a.UniqueClicks, showRows(a.Rows)); g != x {
-		t.Errorf("analytics %+v of the whole workspace:\n got %s\nwant %s (of its links)", q, g, x)
+	want := fmt.Sprintf("%d/%d %s", a.TotalClicks, a.UniqueClicks, showRows(a.Rows))
+	for _, whole := range []bool{false, true} {
+		q.Whole, q.WorkspaceID = whole, workspaceID
+		w := mustAnalytics(t, b, q)
+		if g := fmt.Sprintf("%d/%d %s", w.TotalClicks, w.UniqueClicks, showRows(w.Rows)); g != want {
+			t.Errorf("analytics %+v (whole workspace: %t):\n got %s\nwant %s (of its links named alone)", q, whole, g, want)
+		}
 	}
 	return a
 }
@@ -157,10 +161,7 @@ func testAnalyticsKeyFilter(t *testing.T, b Backend) {
 		{"NoSuchCity", stats.DimCity, stats.KeyFilter{Dim: stats.DimCity, Key: "Lyon"}, 0, 0, `[]`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := mustAnalytics(t, b, stats.AnalyticsQuery{LinkIDs: links, Range: rangeOf(0, 1), GroupBy: c.groupBy, Filter: &c.filter})
-			if c.groupBy != stats.GroupLink {
-				mustAnalyticsBoth(t, b, f.a.workspaceID, stats.AnalyticsQuery{LinkIDs: links, Range: rangeOf(0, 1), GroupBy: c.groupBy, Filter: &c.filter})
-			}
+			got := mustAnalyticsBoth(t, b, f.a.workspaceID, stats.AnalyticsQuery{LinkIDs: links, Range: rangeOf(0, 1), GroupBy: c.groupBy, Filter: &c.filter})
 			wantAnalytics(t, c.name, got, c.total, c.unique, c.rows)
 		})
 	}
@@ -239,13 +240,13 @@ func testAnalyticsWhole(t *testing.T, b Backend) {
 		mustWrite(t, b, events...)
 	}
 	ids := []string{links[0].id, links[1].id, links[2].id}
-	for _, g := range append(slices.Clone(stats.Dims), stats.GroupDay) {
+	for _, g := range append(slices.Clone(stats.Dims), stats.GroupDay, stats.GroupLink) {
 		mustAnalyticsBoth(t, b, l.workspaceID, stats.AnalyticsQuery{LinkIDs: ids, Range: rangeOf(0, 3), GroupBy: g})
 	}
 	for _, f := range []stats.KeyFilter{{Dim: stats.DimCountry, Key: "US"}, {Dim: stats.DimCountry, Key: ""},
 		{Dim: stats.DimCity, Key: "Berlin"}, {Dim: stats.DimDevice, Key: click.DeviceMobile}, {Dim: stats.DimBrowser, Key: "Chrome"},
 		{Dim: stats.DimOS, Key: "Android"}, {Dim: stats.DimReferrer, Key: "direct"}, {Dim: stats.DimReferrer, Key: "t.co"}} {
-		for _, g := range []string{f.Dim, stats.GroupDay} {
+		for _, g := range []string{f.Dim, stats.GroupDay, stats.GroupLink} {
 			mustAnalyticsBoth(t, b, l.workspaceID, stats.AnalyticsQuery{LinkIDs: ids, Range: rangeOf(0, 3), GroupBy: g, Filter: &f})
 		}
 	}
