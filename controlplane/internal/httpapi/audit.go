@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -100,58 +99,14 @@ func (a *API) exportAudit(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
-	out := &sentWriter{w: w}
-	cw := csv.NewWriter(out)
-	h := w.Header()
-	h.Set("Content-Type", "text/csv; charset=utf-8")
-	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="audit-log-%s.csv"`, a.now().UTC().Format(time.DateOnly)))
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Now().Add(exportWriteWindow))
-
+	name := fmt.Sprintf("audit-log-%s.csv", a.now().UTC().Format(time.DateOnly))
 	row := make([]string, len(auditColumns))
-	n := 0
-	header := false
-	err := a.audit.Export(ctx, f, func(e *audit.Entry) error {
-		if !header {
-			header = true
-			if err := cw.Write(auditColumns); err != nil {
-				return err
-			}
-		}
-		auditRow(row, e)
-		if err := cw.Write(row); err != nil {
-			return err
-		}
-		if n++; n%exportFlushEvery == 0 {
-			cw.Flush()
-			if err := cw.Error(); err != nil {
-				return err
-			}
-			_ = rc.SetWriteDeadline(time.Now().Add(exportWriteWindow))
-			_ = rc.Flush()
-		}
-		return nil
-	})
-	if err == nil && !header {
-		err = cw.Write(auditColumns)
-	}
-	if err == nil {
-		cw.Flush()
-		err = cw.Error()
-	}
-	if err == nil {
-		return
-	}
-	if !out.sent {
-		h.Del("Content-Disposition")
-		h.Del("Content-Type")
-		a.writeError(w, r, err)
-		return
-	}
-	a.log.WarnContext(ctx, "audit-log export cut off", "request_id", requestID(ctx), "rows", n, "err", err)
-	panic(http.ErrAbortHandler)
+	a.streamCSV(w, r, name, auditColumns, func(emit func([]string) error) error {
+		return a.audit.Export(ctx, f, func(e *audit.Entry) error {
+			auditRow(row, e)
+			return emit(row)
+		})
+	}, "audit-log export cut off")
 }
 
 // auditRow fills row with the entry's columns; every value a person chose

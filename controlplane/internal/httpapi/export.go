@@ -44,22 +44,39 @@ func (a *API) exportClicks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	name := fmt.Sprintf("clicks-%s-%s-to-%s.csv", l.ID, rng.From.Format(time.DateOnly), rng.To.Format(time.DateOnly))
+	row := make([]string, len(exportColumns))
+	a.streamCSV(w, r, name, exportColumns, func(emit func([]string) error) error {
+		return a.stats.Export(ctx, l, rng, func(e *click.Event) error {
+			a.exportRow(row, e)
+			return emit(row)
+		})
+	}, "click export cut off", "link", l.ID)
+}
+
+// streamCSV answers w with the CSV attachment name: columns, then the rows
+// that each hands to emit as a store reads them, flushed to the client every
+// exportFlushEvery rows with the write deadline moved on, so that an export
+// of any size holds one row in memory. An error found before the first
+// byte left is the usual envelope; a failure after it aborts the
+// connection (logged as cutOff with logAttrs), so that a client never takes
+// a cut-off file for a whole one.
+func (a *API) streamCSV(w http.ResponseWriter, r *http.Request, name string, columns []string,
+	each func(emit func(row []string) error) error, cutOff string, logAttrs ...any) {
+	ctx := r.Context()
 	out := &sentWriter{w: w}
-	cw := csv.NewWriter(out)
+	cw := csv.NewWriter(out) // buffered: nothing leaves before the first flush
 	h := w.Header()
 	h.Set("Content-Type", "text/csv; charset=utf-8")
-	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="clicks-%s-%s-to-%s.csv"`,
-		l.ID, rng.From.Format(time.DateOnly), rng.To.Format(time.DateOnly)))
+	h.Set("Content-Disposition", `attachment; filename="`+name+`"`)
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Now().Add(exportWriteWindow)) // not every writer has one
-	_ = cw.Write(exportColumns)
+	_ = cw.Write(columns)
 
-	row := make([]string, len(exportColumns))
 	n := 0
-	err = a.stats.Export(ctx, l, rng, func(e *click.Event) error {
-		a.exportRow(row, e)
+	err := each(func(row []string) error {
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -83,10 +100,11 @@ func (a *API) exportClicks(w http.ResponseWriter, r *http.Request) {
 	if !out.sent {
 		// Nothing has left yet: the answer can still be an error.
 		h.Del("Content-Disposition")
+		h.Del("Content-Type")
 		a.writeError(w, r, err)
 		return
 	}
-	a.log.WarnContext(ctx, "click export cut off", "request_id", requestID(ctx), "link", l.ID, "rows", n, "err", err)
+	a.log.WarnContext(ctx, cutOff, append([]any{"request_id", requestID(ctx), "rows", n, "err", err}, logAttrs...)...)
 	panic(http.ErrAbortHandler)
 }
 
