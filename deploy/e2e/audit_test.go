@@ -8,11 +8,9 @@ package e2e
 // desktop widths, filters it and downloads it as CSV.
 
 import (
-	"context"
 	"encoding/csv"
 	"io"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -181,14 +179,7 @@ func TestAuditDashboard(t *testing.T) {
 	kr.Data(t, &bot)
 	auditChanges(t, tg, bot.Key)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	browserCtx := startBrowser(t, ctx, chromium, chromedp.UserAgent(uaWindowsChrome))
-	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	d := &dashTab{t: t, tab: browserCtx, origin: tg.Origin()}
-	d.do("desktop", chromedp.EmulateViewport(1280, 900))
+	d := openDashboard(t, chromium, tg)
 	d.signIn(w.Key)
 
 	// A change made in the dashboard is the signed-in key's, from this browser.

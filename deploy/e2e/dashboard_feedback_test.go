@@ -9,13 +9,10 @@ package e2e
 // its notice; a refused webhook test is told in the failure colour.
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -52,14 +49,7 @@ func TestFeedbackDashboard(t *testing.T) {
 	s := startEdgeServer(t, t.TempDir(), hooks.settings("1s,1s,1s,1s,1s")...)
 	tg := s.Target
 	w := tg.NewWorkspace(t, "pro")
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	browserCtx := startBrowser(t, ctx, chromium, chromedp.UserAgent(uaWindowsChrome))
-	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	d := &dashTab{t: t, tab: browserCtx, origin: tg.Origin()}
-	d.do("desktop", chromedp.EmulateViewport(1280, 900))
+	d := openDashboard(t, chromium, tg)
 	d.signIn(w.Key)
 
 	refusing := tg.createWebhook(t, w.Key, obj{"name": "Refusing", "url": hooks.route(t, "feedback-refusing", always(http.StatusInternalServerError)),

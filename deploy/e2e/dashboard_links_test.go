@@ -8,10 +8,8 @@ package e2e
 // theme of the system, with screenshots of each.
 
 import (
-	"context"
 	"math"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,14 +42,7 @@ func TestLinksListDashboard(t *testing.T) {
 	tg.API(t, other.Key, "PATCH", "/links/bulk", obj{"linkIds": []string{a.ID}, "isArchived": true}).wantError(t, 404, "NOT_FOUND")
 	defaultDomain := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(tg.ShortBase, "http://"), "https://"), "/")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	browserCtx := startBrowser(t, ctx, chromium, chromedp.UserAgent(uaWindowsChrome))
-	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	d := &dashTab{t: t, tab: browserCtx, origin: tg.Origin()}
-	d.do("desktop", chromedp.EmulateViewport(1280, 900))
+	d := openDashboard(t, chromium, tg)
 	d.signIn(w.Key)
 
 	for _, vp := range viewports {

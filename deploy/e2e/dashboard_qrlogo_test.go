@@ -7,7 +7,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"fmt"
 	"image"
@@ -68,14 +67,7 @@ func TestQRLogoDesigner(t *testing.T) {
 	chromium := findChromium(t)
 	tg := newTarget(t)
 	w := tg.NewWorkspace(t, "pro")
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	browserCtx := startBrowser(t, ctx, chromium, chromedp.UserAgent(uaWindowsChrome))
-	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	d := &dashTab{t: t, tab: browserCtx, origin: tg.Origin()}
-	d.do("desktop", chromedp.EmulateViewport(1280, 900))
+	d := openDashboard(t, chromium, tg)
 	d.signIn(w.Key)
 
 	// A logo to upload: an orange square.

@@ -115,6 +115,22 @@ func (d *dashTab) pick(sel, value string) {
 	}
 }
 
+// openDashboard opens a browser (a person's: the edge takes HeadlessChrome
+// for a bot) on tg's dashboard, 1280 px wide, for at most 4 minutes; its
+// screenshots go to screenshotDir.
+func openDashboard(t *testing.T, chromium string, tg *Target) *dashTab {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	browserCtx := startBrowser(t, ctx, chromium, chromedp.UserAgent(uaWindowsChrome))
+	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := &dashTab{t: t, tab: browserCtx, origin: tg.Origin()}
+	d.do("desktop", chromedp.EmulateViewport(1280, 900))
+	return d
+}
+
 // maxShotHeight is the tallest page, in CSS pixels, a screenshot takes whole.
 const maxShotHeight = 6000
 
@@ -207,16 +223,9 @@ func TestDashboard(t *testing.T) {
 	tg := s.Target
 	w := tg.NewWorkspace(t, "pro")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 	// A person's browser: the edge takes HeadlessChrome for a bot and does
 	// not count its clicks, and the test follows its click.
-	browserCtx := startBrowser(t, ctx, chromium, chromedp.UserAgent(uaWindowsChrome))
-	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	d := &dashTab{t: t, tab: browserCtx, origin: tg.Origin()}
-	d.do("desktop", chromedp.EmulateViewport(1280, 900))
+	d := openDashboard(t, chromium, tg)
 
 	// A signed-out visitor sees the sign-in form.
 	d.shoot("signin", "/")
@@ -605,7 +614,7 @@ func TestDashboard(t *testing.T) {
 	if !strings.HasPrefix(readOnly, "sl_") {
 		t.Fatalf("the new key %q", readOnly)
 	}
-	otherCtx, cancelOther := chromedp.NewContext(browserCtx, chromedp.WithNewBrowserContext())
+	otherCtx, cancelOther := chromedp.NewContext(d.tab, chromedp.WithNewBrowserContext())
 	defer cancelOther()
 	other := &dashTab{t: t, tab: otherCtx, origin: d.origin}
 	other.do("desktop", chromedp.EmulateViewport(1280, 900))
