@@ -30,7 +30,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,6 +47,7 @@ import (
 
 	"shortlink.dev/analytics/backend"
 	"shortlink.dev/analytics/clickhouse/chserver"
+	"shortlink.dev/benchmarks/internal/clickload"
 	"shortlink.dev/benchmarks/internal/report"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/click"
@@ -478,10 +478,7 @@ func load(ctx context.Context, store backend.Store, f *fixture, o options, batch
 			fresh++
 			who = returning + fresh
 		}
-		day := uint64(t.Unix() / 86400)
-		var v click.Visitor
-		binary.LittleEndian.PutUint64(v[:8], mix(who^day<<40))
-		binary.LittleEndian.PutUint64(v[8:], mix(who+day*0x9e3779b97f4a7c15))
+		v := clickload.DailyVisitor(who, t)
 		bot := rng.IntN(100) < 3
 		if !bot {
 			humans++
@@ -792,15 +789,6 @@ func clip(s string) string {
 		return s[:300] + "…"
 	}
 	return s
-}
-
-// mix is a 64-bit finaliser (MurmurHash3's fmix64).
-func mix(k uint64) uint64 {
-	k ^= k >> 33
-	k *= 0xff51afd7ed558ccd
-	k ^= k >> 33
-	k *= 0xc4ceb9fe1a85ec53
-	return k ^ k>>33
 }
 
 func cityOf(country string, rng *mrand.Rand) string {

@@ -99,6 +99,12 @@ func (g *Generator) visitor(t time.Time) click.Visitor {
 		g.fresh++
 		who = g.returned + g.fresh
 	}
+	return DailyVisitor(who, t)
+}
+
+// DailyVisitor is visitor who's hash on t's day: the same all day, another
+// the next, as the edge's daily salted hash.
+func DailyVisitor(who uint64, t time.Time) click.Visitor {
 	day := uint64(t.Unix() / 86400)
 	var v click.Visitor
 	binary.LittleEndian.PutUint64(v[:8], mix(who^day<<40))
