@@ -245,6 +245,20 @@ func (g *Aggregator) Key(link, day string, key []byte, clicks int64) {
 	g.total.visitors += visitors
 }
 
+// Sum adds a row's clicks with the key of the query's dimension, summed by
+// the store over link-days, and their visitor shares (Share of each
+// link-day, in thousandths, not rounded) summed alike: the same integers as
+// Key would add for each of those link-days. row is the row Key would add
+// them to: the key, or under a Filter the link (GroupLink), the day
+// (GroupDay) or the key; under a Filter, only that key's clicks count.
+func (g *Aggregator) Sum(row string, clicks, milliVisitors int64) {
+	g.add(row, clicks, milliVisitors)
+	if g.q.Filter != nil {
+		g.total.clicks += clicks
+		g.total.visitors += milliVisitors
+	}
+}
+
 // Result returns the answer.
 func (g *Aggregator) Result() *Analytics {
 	a := &Analytics{TotalClicks: g.total.clicks, UniqueClicks: FromMilli(g.total.visitors), Rows: []AnalyticsRow{}}

@@ -30,6 +30,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -71,6 +72,7 @@ type options struct {
 	reuse                                         bool
 	only                                          string
 	cpuprofile                                    string
+	answers                                       string
 }
 
 func main() {
@@ -90,6 +92,7 @@ func main() {
 	fs.StringVar(&o.dir, "dir", "", "folder for the SQLite file and the ClickHouse server (default: a temporary one, removed)")
 	fs.BoolVar(&o.backfill, "backfill", true, "time the first Open after the rollup migrations")
 	fs.StringVar(&o.only, "only", "", "time only the queries whose name contains this")
+	fs.StringVar(&o.answers, "answers", "", "write every store's answers (totals and rows of each query) to this JSON file, to compare runs")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the timed queries to this file")
 	fs.BoolVar(&o.reuse, "reuse", false, "time the queries on the clicks an earlier run loaded into -dir (no load, no backfill)")
 	fs.IntVar(&o.batch, "batch", 0, "clicks per WriteClicks (default: the batch of the bus that feeds the store; larger loads faster)")
@@ -167,6 +170,15 @@ func run(o options) error {
 			err = fmt.Errorf("unknown store %q (sqlite, clickhouse)", name)
 		}
 		if err != nil {
+			return err
+		}
+	}
+	if o.answers != "" {
+		js, err := json.MarshalIndent(answers, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.answers, js, 0o644); err != nil {
 			return err
 		}
 	}
@@ -248,7 +260,17 @@ func runClickHouse(o options, dir string) (map[string]string, error) {
 	}
 	defer conn.Close()
 	db := "anbench_" + strings.ToLower(rand.Text()[:10])
-	defer conn.Exec(context.Background(), "DROP DATABASE IF EXISTS `"+db+"`")
+	if o.dir != "" {
+		// Kept in -dir for -reuse: a fixed name, emptied by a run that loads.
+		db = "anbench"
+		if !o.reuse {
+			if err := conn.Exec(ctx, "DROP DATABASE IF EXISTS `"+db+"`"); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		defer conn.Exec(context.Background(), "DROP DATABASE IF EXISTS `"+db+"`")
+	}
 	chURL := "clickhouse://" + base.Addr[0] + "/" + db
 	sqlDir := filepath.Join(dir, "controlplane")
 	if err := os.MkdirAll(sqlDir, 0o755); err != nil {
