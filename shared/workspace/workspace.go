@@ -66,7 +66,7 @@ const (
 var AllPermissions = []Permission{
 	LinksRead, LinksWrite, DomainsRead, DomainsWrite, AnalyticsRead,
 	QRRead, QRWrite, GalleriesRead, GalleriesWrite, WebhooksRead, WebhooksWrite,
-	UsageRead, BillingWrite, KeysWrite, AuditRead,
+	UsageRead, BillingWrite, KeysWrite, AuditRead, MembersWrite,
 }
 
 // PermissionGroup is a resource and its permissions, the way a key's form
@@ -90,6 +90,7 @@ var PermissionGroups = []PermissionGroup{
 	{"Billing", []Permission{BillingWrite}},
 	{"API keys", []Permission{KeysWrite}},
 	{"Audit log", []Permission{AuditRead}},
+	{"Members", []Permission{MembersWrite}},
 }
 
 // ParsePermissions checks a list of permission names and returns it sorted,

@@ -1,0 +1,28 @@
+-- People (issue 22): users sign in with an email and a password (argon2id)
+-- and belong to workspaces as members with a role; invites bring them in.
+CREATE TABLE users (
+    id            TEXT PRIMARY KEY,
+    email         TEXT NOT NULL UNIQUE,
+    name          TEXT NOT NULL,
+    password_hash TEXT NOT NULL,
+    created_at    BIGINT NOT NULL
+);
+CREATE TABLE members (
+    workspace_id TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+    user_id      TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    role         TEXT NOT NULL,
+    created_at   BIGINT NOT NULL,
+    PRIMARY KEY (workspace_id, user_id)
+);
+CREATE INDEX members_user ON members (user_id);
+-- An invite's token is kept only as its SHA-256 hash; accepting deletes it.
+CREATE TABLE invites (
+    id           TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+    email        TEXT NOT NULL,
+    role         TEXT NOT NULL,
+    token_hash   TEXT NOT NULL UNIQUE,
+    expires_at   BIGINT NOT NULL,
+    created_at   BIGINT NOT NULL
+);
+CREATE INDEX invites_workspace ON invites (workspace_id, created_at, id);
