@@ -234,7 +234,16 @@ func (s *Store) DeleteInvite(ctx context.Context, workspaceID, id string) error 
 
 // InviteByTokenHash implements workspace.MemberStore.
 func (s *Store) InviteByTokenHash(ctx context.Context, hash string) (*workspace.Invite, error) {
-	inv, err := scanInvite(s.db.QueryRowContext(ctx, `SELECT `+inviteColumns+` FROM invites WHERE token_hash = $1`, hash))
+	return s.oneInvite(ctx, `token_hash = $1`, hash)
+}
+
+// GetInvite implements workspace.MemberStore.
+func (s *Store) GetInvite(ctx context.Context, workspaceID, id string) (*workspace.Invite, error) {
+	return s.oneInvite(ctx, `id = $1 AND workspace_id = $2`, id, workspaceID)
+}
+
+func (s *Store) oneInvite(ctx context.Context, where string, args ...any) (*workspace.Invite, error) {
+	inv, err := scanInvite(s.db.QueryRowContext(ctx, `SELECT `+inviteColumns+` FROM invites WHERE `+where, args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fault.NotFoundf("invite")
 	}

@@ -62,7 +62,10 @@ func Members(t *testing.T, open func(t *testing.T) MemberStores) {
 		if err != nil || len(all) != 2 || all[0].WorkspaceID != ws.ID || all[1].WorkspaceID != other.ID || all[1].Role != workspace.Viewer {
 			t.Fatalf("memberships = %v, %v", all, err)
 		}
-		second := MustAddMember(t, s, ws.ID, workspace.Member)
+		second := &workspace.Membership{WorkspaceID: ws.ID, User: NewUser(), Role: workspace.Member, CreatedAt: at(5)}
+		if err := s.AddMember(ctx, second, true); err != nil {
+			t.Fatalf("add member: %v", err)
+		}
 		page, total, err := s.ListMembers(ctx, ws.ID, 1, 10)
 		if err != nil || total != 2 || len(page) != 1 || page[0].User.ID != second.User.ID {
 			t.Fatalf("list members (offset 1) = %v, %d, %v", page, total, err)
@@ -141,6 +144,11 @@ func Members(t *testing.T, open func(t *testing.T) MemberStores) {
 			t.Fatalf("list invites = %v, %d, %v", list, total, err)
 		}
 		wantCode(t, s.DeleteInvite(ctx, other.ID, inv.ID), fault.NotFound, "delete another workspace's invite")
+		if g, err := s.GetInvite(ctx, ws.ID, inv.ID); err != nil || g.TokenHash != inv.TokenHash {
+			t.Fatalf("get invite = %+v, %v", g, err)
+		}
+		_, err = s.GetInvite(ctx, other.ID, inv.ID)
+		wantCode(t, err, fault.NotFound, "get another workspace's invite")
 
 		u := NewUser()
 		newMember := func() *workspace.Membership {

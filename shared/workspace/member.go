@@ -135,6 +135,8 @@ type MemberStore interface {
 	CreateInvite(ctx context.Context, inv *Invite) error
 	// ListInvites returns a page of the workspace's invites, oldest first, and their total.
 	ListInvites(ctx context.Context, workspaceID string, offset, limit int) ([]*Invite, int, error)
+	// GetInvite returns the workspace's invite, or NOT_FOUND.
+	GetInvite(ctx context.Context, workspaceID, id string) (*Invite, error)
 	// DeleteInvite removes the workspace's invite, or fails with NOT_FOUND.
 	DeleteInvite(ctx context.Context, workspaceID, id string) error
 	// InviteByTokenHash returns the invite with the token's hash, or NOT_FOUND.
