@@ -123,7 +123,8 @@ func (a *API) identify(ctx context.Context, header string) (*principal, error) {
 	return &principal{Workspace: ws, Key: k}, nil
 }
 
-// need lets a request through only with a key that holds perm.
+// need lets a request through only with a key that holds perm (any key of
+// the workspace when perm is "").
 func (a *API) need(perm workspace.Permission) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -132,7 +133,7 @@ func (a *API) need(perm workspace.Permission) func(http.Handler) http.Handler {
 				a.writeError(w, r, fault.New(fault.Unauthorized, "missing API key; send Authorization: Bearer <API key>"))
 				return
 			}
-			if !p.Key.Has(perm) {
+			if perm != "" && !p.Key.Has(perm) {
 				a.writeError(w, r, fault.New(fault.Forbidden, "this API key lacks the %s permission", perm))
 				return
 			}
