@@ -123,6 +123,10 @@ func (a *API) identify(ctx context.Context, header string) (*principal, error) {
 	return &principal{Workspace: ws, Key: k}, nil
 }
 
+// signedIn lets a request through with any key of a workspace: the routes
+// every role may use (GET /members).
+func (a *API) signedIn(next http.Handler) http.Handler { return a.need("")(next) }
+
 // need lets a request through only with a key that holds perm (any key of
 // the workspace when perm is "").
 func (a *API) need(perm workspace.Permission) func(http.Handler) http.Handler {

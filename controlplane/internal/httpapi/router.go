@@ -180,7 +180,7 @@ func (a *API) routes() chi.Router {
 
 		// Members and invites (members.go). Listing members needs no
 		// permission, only a caller of the workspace: every role sees who else is in it.
-		r.With(a.need("")).Get("/members", a.listMembers)
+		r.With(a.signedIn).Get("/members", a.listMembers)
 		r.With(a.need(workspace.MembersWrite)).Post("/members", a.createMember)
 		r.With(a.need(workspace.MembersWrite)).Patch("/members/{id}", a.updateMember)
 		r.With(a.need(workspace.MembersWrite)).Delete("/members/{id}", a.deleteMember)
