@@ -26,3 +26,17 @@ CREATE TABLE invites (
     created_at   BIGINT NOT NULL
 );
 CREATE INDEX invites_workspace ON invites (workspace_id, created_at, id);
+-- Dashboard sessions of people (signed in with a password): as
+-- dashboard_sessions, but acting for a user in one workspace at a time. A
+-- session is live only while the user is a member of its workspace: it is
+-- read joined with members, so a removed member's sessions stop at once.
+CREATE TABLE user_sessions (
+    id_hash      TEXT PRIMARY KEY,
+    user_id      TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    workspace_id TEXT NOT NULL,
+    csrf_token   TEXT NOT NULL,
+    created_at   BIGINT NOT NULL,
+    expires_at   BIGINT NOT NULL
+);
+CREATE INDEX user_sessions_user ON user_sessions (user_id);
+CREATE INDEX user_sessions_expires ON user_sessions (expires_at);
