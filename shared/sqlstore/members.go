@@ -71,14 +71,14 @@ func addMember(ctx context.Context, tx *sql.Tx, m *workspace.Membership, newUser
 	return err
 }
 
-const memberQuery = `SELECT ` + userColumns + `, m.workspace_id, m.role, m.created_at
-	FROM members m JOIN users u ON u.id = m.user_id `
+const memberQuery = `SELECT ` + userColumns + `, m.workspace_id, m.role, m.created_at, w.name
+	FROM members m JOIN users u ON u.id = m.user_id JOIN workspaces w ON w.id = m.workspace_id `
 
 func scanMember(row scanner) (*workspace.Membership, error) {
 	var m workspace.Membership
 	var role string
 	var created int64
-	u, err := scanUser(row, &m.WorkspaceID, &role, &created)
+	u, err := scanUser(row, &m.WorkspaceID, &role, &created, &m.WorkspaceName)
 	if err != nil {
 		return nil, err
 	}

@@ -28,9 +28,9 @@ func (s *Store) CreateUserSession(ctx context.Context, idHash, userID, workspace
 // its workspace is NOT_FOUND.
 func (s *Store) UserSession(ctx context.Context, idHash string) (string, *workspace.Membership, error) {
 	var csrf string
-	row := s.db.QueryRowContext(ctx, `SELECT us.csrf_token, `+userColumns+`, m.workspace_id, m.role, m.created_at
+	row := s.db.QueryRowContext(ctx, `SELECT us.csrf_token, `+userColumns+`, m.workspace_id, m.role, m.created_at, w.name
 		FROM user_sessions us JOIN members m ON m.user_id = us.user_id AND m.workspace_id = us.workspace_id
-		JOIN users u ON u.id = us.user_id
+		JOIN users u ON u.id = us.user_id JOIN workspaces w ON w.id = m.workspace_id
 		WHERE us.id_hash = $1 AND us.expires_at > $2`, idHash, micros(s.Now()))
 	m, err := scanMember(prefixRow{row, &csrf})
 	if errors.Is(err, sql.ErrNoRows) {

@@ -91,6 +91,8 @@ type User struct {
 // Membership is a user's place in a workspace: the role they act with there.
 type Membership struct {
 	WorkspaceID string
+	// WorkspaceName is the workspace's name, as read (not stored with it).
+	WorkspaceName string
 	User        *User
 	Role        Role
 	CreatedAt   time.Time

@@ -16,10 +16,13 @@ import (
 	"shortlink.dev/shared/workspace"
 )
 
-// principal is who a request acts for: an API key of a workspace.
+// principal is who a request acts for: an API key of a workspace, or a
+// person signed in to the dashboard (User set; Key is then the member's
+// key, workspace.MemberKey, holding the role's permissions).
 type principal struct {
 	Workspace *workspace.Workspace
 	Key       *workspace.APIKey
+	User      *workspace.User
 }
 
 func principalOf(ctx context.Context) *principal {
@@ -92,6 +95,9 @@ func (a *API) guard(next http.Handler) http.Handler {
 		if p != nil {
 			ctx = context.WithValue(ctx, principalKey, p)
 			req.Actor = audit.Actor{Type: audit.ActorKey, ID: p.Key.ID, Name: p.Key.Name}
+			if p.User != nil {
+				req.Actor = audit.Actor{Type: audit.ActorUser, ID: p.User.ID, Name: p.User.Name}
+			}
 		}
 		ctx = audit.WithRequest(ctx, req)
 		next.ServeHTTP(w, r.WithContext(ctx))
@@ -120,7 +126,11 @@ func (a *API) identify(ctx context.Context, header string) (*principal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &principal{Workspace: ws, Key: k}, nil
+	p := &principal{Workspace: ws, Key: k}
+	if k.ActsFor != nil {
+		p.User = k.ActsFor.User
+	}
+	return p, nil
 }
 
 // signedIn lets a request through with any key of a workspace: the routes
@@ -217,5 +227,9 @@ func (a *API) principalOfKey(ctx context.Context, k *workspace.APIKey) (*princip
 	if err != nil {
 		return nil, err
 	}
-	return &principal{Workspace: ws, Key: k}, nil
+	p := &principal{Workspace: ws, Key: k}
+	if k.ActsFor != nil {
+		p.User = k.ActsFor.User
+	}
+	return p, nil
 }
