@@ -112,4 +112,16 @@ func TestMembers(t *testing.T) {
 	}
 	d.open("/links")
 	d.await("sent to sign in", `document.readyState === 'complete' && !!document.querySelector('#signin-password')`)
+
+	// The owner's page with a member to manage: Vic, invited and joined through the API.
+	var inv struct{ Token string }
+	tg.API(t, w.Key, "POST", "/invites", obj{"email": "vic@example.com", "role": "viewer"}).Data(t, &inv)
+	if r := tg.API(t, "", "POST", "/invites/"+inv.Token+"/accept", obj{"name": "Vic", "password": "vic's long password"}); r.Status != 200 {
+		t.Fatalf("Vic accepts: %s", r)
+	}
+	d.signIn(w.Key)
+	d.shoot("members-manage", "/members")
+	if !dashEval[bool](d, `!!document.querySelector('.member-row select[name=role]')`) {
+		t.Error("the owner is offered no role to change")
+	}
 }
