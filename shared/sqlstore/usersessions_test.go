@@ -3,6 +3,8 @@ package sqlstore_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,5 +81,57 @@ func testUserSessions(t *testing.T, s *sqlstore.Store) {
 	}
 	if _, _, err := s.UserSession(ctx, "u3"); !fault.Is(err, fault.NotFound) {
 		t.Errorf("deleted session: %v, want NOT_FOUND", err)
+	}
+}
+
+func TestMembersSignInTriesSQLite(t *testing.T) {
+	testSignInTries(t, mustOpenSQLite(t, filepath.Join(t.TempDir(), "shortlink.db")))
+}
+
+func TestMembersSignInTriesPostgres(t *testing.T) {
+	testSignInTries(t, mustOpenPostgres(t, mustCreatePostgresDB(t)))
+}
+
+// testSignInTries: concurrent tries each get their own count, and the edge's
+// sweep of password_tries leaves them alone.
+func testSignInTries(t *testing.T, s *sqlstore.Store) {
+	ctx := context.Background()
+	now := time.Now()
+	const n = 12
+	var wg sync.WaitGroup
+	counts := make([]int64, n)
+	for i := range counts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, _, err := s.TakeSignInTry(ctx, "signin:user:a@example.com", now, 15*time.Minute)
+			if err != nil {
+				t.Error(err)
+			}
+			counts[i] = c
+		}()
+	}
+	wg.Wait()
+	slices.Sort(counts)
+	for i, c := range counts {
+		if c != int64(i+1) {
+			t.Fatalf("concurrent counts %v, want 1…%d", counts, n)
+		}
+	}
+	if err := s.DeleteTriesBefore(ctx, now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	c, start, err := s.TakeSignInTry(ctx, "signin:user:a@example.com", now.Add(time.Second), 15*time.Minute)
+	if err != nil || c != n+1 {
+		t.Fatalf("after the edge's sweep: %d, %v; want %d", c, err, n+1)
+	}
+	if err := s.GiveBackSignInTry(ctx, "signin:user:a@example.com", start); err != nil {
+		t.Fatal(err)
+	}
+	if c, _, _ = s.TakeSignInTry(ctx, "signin:user:a@example.com", now.Add(2*time.Second), 15*time.Minute); c != n+1 {
+		t.Fatalf("after a give-back: %d, want %d", c, n+1)
+	}
+	if c, _, _ = s.TakeSignInTry(ctx, "signin:user:a@example.com", now.Add(16*time.Minute), 15*time.Minute); c != 1 {
+		t.Fatalf("in a new window: %d, want 1", c)
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alexedwards/argon2id"
 	"github.com/go-chi/chi/v5"
 
 	"shortlink.dev/controlplane/client"
+	"shortlink.dev/controlplane/internal/links"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/workspace"
 )
@@ -27,8 +29,15 @@ const (
 )
 
 // dummyHash is checked against for unknown emails, so that an unknown
-// account answers as slowly as a wrong password.
-const dummyHash = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$0W7WmGm2r6cU1bqkM3i1uQ2p3Zy5Z4fZyV0q8i5X9k8"
+// account answers as slowly as a wrong password: a hash of a random
+// password with the users' parameters, made once.
+var dummyHash = sync.OnceValue(func() string {
+	h, err := links.HashPassword(randomToken())
+	if err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return h
+})
 
 // signInPassword signs a person in with email and password (the form's
 // checks, the client's rate and the CSRF token, were made by signIn). It
@@ -40,8 +49,12 @@ func (d *Dashboard) signInPassword(w http.ResponseWriter, r *http.Request) {
 		d.renderSignIn(w, r, http.StatusBadRequest, "Enter your email and your password.")
 		return
 	}
+	if len(email) > 254 || len(password) > 1024 {
+		d.renderSignIn(w, r, http.StatusUnauthorized, "That email and password do not match an account.")
+		return
+	}
 	tryKey := "signin:user:" + email
-	n, start, err := d.o.Sessions.TakeTry(r.Context(), tryKey, d.o.Now(), PasswordFailureWindow)
+	n, start, err := d.o.Sessions.TakeSignInTry(r.Context(), tryKey, d.o.Now(), PasswordFailureWindow)
 	if err != nil {
 		d.fail(w, r, err)
 		return
@@ -58,7 +71,7 @@ func (d *Dashboard) signInPassword(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
-	hash := dummyHash
+	hash := dummyHash()
 	if u != nil {
 		hash = u.PasswordHash
 	}
@@ -67,7 +80,7 @@ func (d *Dashboard) signInPassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A right password is no failure.
-	if err := d.o.Sessions.GiveBackTry(r.Context(), tryKey, start); err != nil {
+	if err := d.o.Sessions.GiveBackSignInTry(r.Context(), tryKey, start); err != nil {
 		d.o.Logger.WarnContext(r.Context(), "giving back a sign-in try failed", "err", err)
 	}
 	ms, err := d.o.Sessions.Memberships(r.Context(), u.ID)
@@ -78,6 +91,9 @@ func (d *Dashboard) signInPassword(w http.ResponseWriter, r *http.Request) {
 	if len(ms) == 0 {
 		d.renderSignIn(w, r, http.StatusForbidden, "Your account belongs to no workspace any more. Ask an admin for a new invite.")
 		return
+	}
+	if err := d.o.Sessions.DeleteSignInTriesBefore(r.Context(), d.o.Now().Add(-PasswordFailureWindow)); err != nil {
+		d.o.Logger.WarnContext(r.Context(), "removing old sign-in tries failed", "err", err)
 	}
 	d.startSession(w, r, workspace.MemberKey(ms[0]), func(idHash string) error {
 		return d.o.Sessions.CreateUserSession(r.Context(), idHash, u.ID, ms[0].WorkspaceID, randomToken(), d.o.Now().Add(d.o.SessionTTL))

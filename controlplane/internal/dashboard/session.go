@@ -40,10 +40,12 @@ type SessionStore interface {
 	SetSessionWorkspace(ctx context.Context, idHash, workspaceID string) error
 	UserByEmail(ctx context.Context, email string) (*workspace.User, error)
 	Memberships(ctx context.Context, userID string) ([]*workspace.Membership, error)
-	// TakeTry and GiveBackTry count wrong passwords per account, atomically
-	// (the lockout of people.go).
-	TakeTry(ctx context.Context, key string, now time.Time, window time.Duration) (int64, time.Time, error)
-	GiveBackTry(ctx context.Context, key string, start time.Time) error
+	// TakeSignInTry and GiveBackSignInTry count wrong passwords per
+	// account, atomically (the lockout of people.go); DeleteSignInTriesBefore
+	// forgets the windows that started before t.
+	TakeSignInTry(ctx context.Context, key string, now time.Time, window time.Duration) (int64, time.Time, error)
+	GiveBackSignInTry(ctx context.Context, key string, start time.Time) error
+	DeleteSignInTriesBefore(ctx context.Context, t time.Time) error
 	// Secret returns the deployment's secret of that name, the same for
 	// every replica (made by whichever process asks first).
 	Secret(ctx context.Context, name string) ([]byte, error)

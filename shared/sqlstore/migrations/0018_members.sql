@@ -40,3 +40,12 @@ CREATE TABLE user_sessions (
 );
 CREATE INDEX user_sessions_user ON user_sessions (user_id);
 CREATE INDEX user_sessions_expires ON user_sessions (expires_at);
+-- Wrong passwords per account at the dashboard's sign-in (its lockout),
+-- counted as password_tries counts the edge's, in a table of their own: the
+-- edge's sweep of password_tries follows the edge's window, not this one.
+CREATE TABLE signin_tries (
+    try_key      TEXT PRIMARY KEY,
+    window_start BIGINT NOT NULL,
+    tries        BIGINT NOT NULL
+);
+CREATE INDEX signin_tries_window ON signin_tries (window_start);
