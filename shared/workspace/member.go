@@ -93,9 +93,9 @@ type Membership struct {
 	WorkspaceID string
 	// WorkspaceName is the workspace's name, as read (not stored with it).
 	WorkspaceName string
-	User        *User
-	Role        Role
-	CreatedAt   time.Time
+	User          *User
+	Role          Role
+	CreatedAt     time.Time
 }
 
 // Invite asks someone, by email, to join a workspace with a role. Its token
