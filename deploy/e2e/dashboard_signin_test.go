@@ -69,7 +69,7 @@ func TestDashboardSignInRefusals(t *testing.T) {
 
 	refused("wrong-key", "sl_"+strings.Repeat("0", 40), "", "not valid")
 	refused("forged-form", "sl_"+strings.Repeat("1", 40),
-		`document.querySelector('form input[name=csrf]').value = 'forged'`, "The sign-in form expired")
+		`document.querySelector('#signin-key input[name=csrf]').value = 'forged'`, "The sign-in form expired")
 	// The two tries above count; the rest of the minute's ten, then one more.
 	for range dashSecLimit - 2 {
 		d.open("/")
