@@ -59,8 +59,8 @@ func TestMembersDashboardInviteJoinActRemove(t *testing.T) {
 	if p = mb.post("/members", "/members/invite", url.Values{"email": {"x@example.com"}, "role": {"viewer"}}); p.status != http.StatusForbidden {
 		t.Fatalf("a member invites: %d", p.status)
 	}
-	if p = mb.get("/keys"); p.status != http.StatusForbidden {
-		t.Fatalf("a member opens the keys page: %d", p.status)
+	if p = mb.get("/keys"); p.status != http.StatusForbidden || !strings.Contains(p.body, "your role (member) lacks the keys:write permission") {
+		t.Fatalf("a member opens the keys page: %d\n%s", p.status, p.body)
 	}
 
 	// A viewer reads but cannot write.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"shortlink.dev/controlplane/internal/keys"
 	"shortlink.dev/controlplane/internal/ratelimit"
 	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/clientip"
@@ -148,7 +149,7 @@ func (a *API) need(perm workspace.Permission) func(http.Handler) http.Handler {
 				return
 			}
 			if perm != "" && !p.Key.Has(perm) {
-				a.writeError(w, r, fault.New(fault.Forbidden, "this API key lacks the %s permission", perm))
+				a.writeError(w, r, fault.New(fault.Forbidden, "%s lacks the %s permission", keys.Subject(p.Key), perm))
 				return
 			}
 			next.ServeHTTP(w, r)
