@@ -91,6 +91,21 @@ func TestMembers(t *testing.T) {
 	d.do("sign in", chromedp.Click(chromedp.CSS(`#signin-password button[type=submit]`)))
 	d.await("signed in with a password", `document.readyState === 'complete' && location.pathname === '/links'`)
 
+	// Invited to a second workspace with her account's password, she switches to it.
+	w2 := tg.NewWorkspace(t, "free")
+	var inv2 struct{ Token string }
+	tg.API(t, w2.Key, "POST", "/invites", obj{"email": "mia@example.com", "role": "viewer"}).Data(t, &inv2)
+	if r := tg.API(t, "", "POST", "/invites/"+inv2.Token+"/accept", obj{"password": "mia's long password"}); r.Status != 200 {
+		t.Fatalf("Mia joins a second workspace: %s", r)
+	}
+	d.shoot("members-switcher", "/links")
+	d.pick("#ws-switch", w2.ID)
+	d.do("switch", chromedp.Click(chromedp.CSS(`.switcher button[type=submit]`)))
+	d.await("the second workspace", `document.readyState === 'complete' && /viewer/.test(document.querySelector('.who').innerText)`)
+	d.pick("#ws-switch", w.ID)
+	d.do("switch back", chromedp.Click(chromedp.CSS(`.switcher button[type=submit]`)))
+	d.await("the first workspace", `document.readyState === 'complete' && /member/.test(document.querySelector('.who').innerText)`)
+
 	// The audit log names her for her link and her joining.
 	var entries []auditEntry
 	tg.API(t, w.Key, "GET", "/audit-log?perPage=100", nil).Data(t, &entries)
