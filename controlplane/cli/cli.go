@@ -79,6 +79,10 @@ func Main(ctx context.Context, p Program, args []string, stdout, stderr io.Write
 		return runAnalytics(commandEnv{ctx: ctx, stdout: stdout, getenv: os.Getenv}, args[1:])
 	case "audit":
 		return runAudit(commandEnv{ctx: ctx, stdout: stdout, getenv: os.Getenv}, args[1:])
+	case "members":
+		return runMembers(commandEnv{ctx: ctx, stdout: stdout, getenv: os.Getenv}, args[1:])
+	case "invites":
+		return runInvites(commandEnv{ctx: ctx, stdout: stdout, getenv: os.Getenv}, args[1:])
 	case "openapi":
 		return runOpenAPI(stdout, args[1:])
 	case "help", "-h", "--help":

@@ -33,6 +33,9 @@ const clientUsage = `API client commands (for scripts; key from SHORTLINK_API_KE
                [--utm-source S] [--utm-medium M] [--utm-campaign C] [--country|--city|--device|--browser|--os|--referrer V]
   audit        [--page N] [--per-page N] [--actor KEY_ID] [--resource-type T] [--resource-id ID] [--action A]
                [--from TIME] [--to TIME] [--csv]   the workspace's audit log (audit:read), newest first
+  members      list [--page N] [--per-page N] | role USER_ID owner|admin|member|viewer | remove USER_ID
+  invites      list | create --email E --role R | delete ID   (members:write)
+  invites      accept TOKEN [--name N]   no key; the password from $SHORTLINK_PASSWORD
   openapi      [--payments]   print the API's OpenAPI 3.1 description (no server needed)
 Every client command takes --api URL (default $SHORTLINK_API_URL, else http://$SHORTLINK_API_ADDR/api/v1,
 else http://127.0.0.1:8080/api/v1) and --output json|table (default: table on a terminal, else json).`

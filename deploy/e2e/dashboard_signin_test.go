@@ -40,7 +40,7 @@ func TestDashboardSignInRefusals(t *testing.T) {
 		if edit != "" {
 			dashEval[bool](d, edit+`; true`)
 		}
-		d.do("sign in", chromedp.Click(chromedp.CSS(`button[type=submit]`)))
+		d.do("sign in", chromedp.Click(chromedp.CSS(`#signin-key button[type=submit]`)))
 		d.await("the refusal "+name, `document.readyState === 'complete' && !!document.getElementById('key') && location.pathname === '/signin'`)
 		text := d.text("body")
 		if !strings.Contains(text, want) {
@@ -69,12 +69,12 @@ func TestDashboardSignInRefusals(t *testing.T) {
 
 	refused("wrong-key", "sl_"+strings.Repeat("0", 40), "", "not valid")
 	refused("forged-form", "sl_"+strings.Repeat("1", 40),
-		`document.querySelector('form input[name=csrf]').value = 'forged'`, "The sign-in form expired")
+		`document.querySelector('#signin-key input[name=csrf]').value = 'forged'`, "The sign-in form expired")
 	// The two tries above count; the rest of the minute's ten, then one more.
 	for range dashSecLimit - 2 {
 		d.open("/")
 		d.set("#key", "sl_"+strings.Repeat("2", 40))
-		d.do("sign in", chromedp.Click(chromedp.CSS(`button[type=submit]`)))
+		d.do("sign in", chromedp.Click(chromedp.CSS(`#signin-key button[type=submit]`)))
 		d.await("a refused sign-in", `document.readyState === 'complete' && location.pathname === '/signin'`)
 	}
 	refused("too-many", "sl_"+strings.Repeat("3", 40), "", "Too many sign-in attempts")

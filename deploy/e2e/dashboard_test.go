@@ -201,7 +201,7 @@ func (d *dashTab) signIn(key string) {
 	d.t.Helper()
 	d.open("/")
 	d.set("#key", key)
-	d.do("sign in", chromedp.Click(chromedp.CSS(`button[type=submit]`)))
+	d.do("sign in", chromedp.Click(chromedp.CSS(`#signin-key button[type=submit]`)))
 	d.await("the dashboard after signing in", `document.readyState === 'complete' && !!document.querySelector('.nav')`)
 }
 

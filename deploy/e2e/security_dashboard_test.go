@@ -330,7 +330,7 @@ func dashSecBrowserSignIn(t *testing.T, tg *Target, key string, origin *url.URL)
 	from := "/?next=/%09/" + evilHost + "/pwned"
 	d.open(from)
 	d.set("#key", key)
-	d.do("sign in", chromedp.Click(chromedp.CSS(`button[type=submit]`)))
+	d.do("sign in", chromedp.Click(chromedp.CSS(`#signin-key button[type=submit]`)))
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if l := d.location(); strings.HasPrefix(l, evil.URL) || visits.Load() > 0 {

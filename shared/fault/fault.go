@@ -53,6 +53,15 @@ const (
 	// during a commit. The spec names no code for it; docs/api.md
 	// documents this one.
 	Unavailable Code = "SERVICE_UNAVAILABLE"
+
+	// LastOwner: the change would leave a workspace without an owner
+	// (CONTRACT §13, docs/teams.md).
+	LastOwner Code = "LAST_OWNER"
+	// MemberExists: the user is a member of the workspace already, or a
+	// new account's email is taken.
+	MemberExists Code = "MEMBER_EXISTS"
+	// InviteExpired: the invite's link is past its expiry (410 Gone).
+	InviteExpired Code = "INVITE_EXPIRED"
 )
 
 // statuses maps every code to its HTTP status; a code missing here is a bug and
@@ -83,6 +92,10 @@ var statuses = map[Code]int{
 
 	// Writes that raced others too often (docs/api.md).
 	Conflict: http.StatusConflict,
+	// Members and invites (docs/teams.md).
+	LastOwner:     http.StatusConflict,
+	MemberExists:  http.StatusConflict,
+	InviteExpired: http.StatusGone,
 }
 
 // Status returns the HTTP status of a code.

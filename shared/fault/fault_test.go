@@ -60,7 +60,8 @@ func TestConstantsSpelling(t *testing.T) {
 		RateLimited: "RATE_LIMITED", Internal: "INTERNAL_ERROR",
 		IdempotencyKeyReused: "IDEMPOTENCY_KEY_REUSED", IdempotencyKeyInUse: "IDEMPOTENCY_KEY_IN_USE",
 		PaymentProcessor: "PAYMENT_PROCESSOR_ERROR", Unavailable: "SERVICE_UNAVAILABLE",
-		Conflict: "CONFLICT",
+		Conflict:  "CONFLICT",
+		LastOwner: "LAST_OWNER", MemberExists: "MEMBER_EXISTS", InviteExpired: "INVITE_EXPIRED",
 	}
 	for c, s := range want {
 		if string(c) != s {

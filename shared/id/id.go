@@ -18,6 +18,8 @@ const (
 	Key      = "key_"
 	Message  = "msg_"
 	Audit    = "aud_"
+	User     = "usr_"
+	Invite   = "inv_"
 )
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

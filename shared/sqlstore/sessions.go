@@ -43,8 +43,10 @@ func (s *Store) SessionKey(ctx context.Context, idHash string) (string, *workspa
 // DeleteSession removes the session whose id hashes to idHash; an unknown
 // one is no error (signing out twice is fine).
 func (s *Store) DeleteSession(ctx context.Context, idHash string) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM dashboard_sessions WHERE id_hash = $1`, idHash); err != nil {
-		return fmt.Errorf("delete session: %w", err)
+	for _, q := range []string{`DELETE FROM dashboard_sessions WHERE id_hash = $1`, `DELETE FROM user_sessions WHERE id_hash = $1`} {
+		if _, err := s.db.ExecContext(ctx, q, idHash); err != nil {
+			return fmt.Errorf("delete session: %w", err)
+		}
 	}
 	return nil
 }
@@ -52,11 +54,19 @@ func (s *Store) DeleteSession(ctx context.Context, idHash string) error {
 // DeleteExpiredSessions removes the sessions expired by now and returns how
 // many it removed.
 func (s *Store) DeleteExpiredSessions(ctx context.Context, now time.Time) (int64, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM dashboard_sessions WHERE expires_at <= $1`, micros(now))
-	if err != nil {
-		return 0, fmt.Errorf("delete expired sessions: %w", err)
+	var n int64
+	for _, q := range []string{`DELETE FROM dashboard_sessions WHERE expires_at <= $1`, `DELETE FROM user_sessions WHERE expires_at <= $1`} {
+		res, err := s.db.ExecContext(ctx, q, micros(now))
+		if err != nil {
+			return 0, fmt.Errorf("delete expired sessions: %w", err)
+		}
+		d, err := res.RowsAffected()
+		if err != nil {
+			return 0, fmt.Errorf("delete expired sessions: %w", err)
+		}
+		n += d
 	}
-	return res.RowsAffected()
+	return n, nil
 }
 
 // prefixRow reads the first column into first and hands the rest to the

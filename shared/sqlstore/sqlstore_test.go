@@ -51,6 +51,9 @@ func runSuites(t *testing.T, open func(t *testing.T) storetest.ClickLimitStores)
 	t.Run("Changes", func(t *testing.T) {
 		storetest.Changes(t, func(t *testing.T) storetest.ChangeStores { return open(t).(*sqlstore.Store) })
 	})
+	t.Run("Members", func(t *testing.T) {
+		storetest.Members(t, func(t *testing.T) storetest.MemberStores { return open(t).(*sqlstore.Store) })
+	})
 	t.Run("Billing", func(t *testing.T) {
 		storetest.Billing(t, func(t *testing.T) storetest.BillingStores { return open(t).(*sqlstore.Store) })
 	})

@@ -66,7 +66,7 @@ const (
 var AllPermissions = []Permission{
 	LinksRead, LinksWrite, DomainsRead, DomainsWrite, AnalyticsRead,
 	QRRead, QRWrite, GalleriesRead, GalleriesWrite, WebhooksRead, WebhooksWrite,
-	UsageRead, BillingWrite, KeysWrite, AuditRead,
+	UsageRead, BillingWrite, KeysWrite, AuditRead, MembersWrite,
 }
 
 // PermissionGroup is a resource and its permissions, the way a key's form
@@ -90,6 +90,7 @@ var PermissionGroups = []PermissionGroup{
 	{"Billing", []Permission{BillingWrite}},
 	{"API keys", []Permission{KeysWrite}},
 	{"Audit log", []Permission{AuditRead}},
+	{"Members", []Permission{MembersWrite}},
 }
 
 // ParsePermissions checks a list of permission names and returns it sorted,
@@ -137,6 +138,18 @@ type APIKey struct {
 	Hash        string
 	Permissions []Permission
 	CreatedAt   time.Time
+	// ActsFor is set on the key of a person's dashboard session only
+	// (MemberKey): it is no stored key but the member, whose role's
+	// permissions it holds.
+	ActsFor *Membership
+}
+
+// MemberKey returns the key a person's dashboard session acts with in the
+// API: never stored, named by the user's id and name, holding the role's
+// permissions, so that the API's checks apply to people unchanged.
+func MemberKey(m *Membership) *APIKey {
+	return &APIKey{ID: m.User.ID, WorkspaceID: m.WorkspaceID, Name: m.User.Name,
+		Permissions: m.Role.Permissions(), CreatedAt: m.CreatedAt, ActsFor: m}
 }
 
 // Has reports whether the key holds permission p.

@@ -282,3 +282,20 @@ func AuditEntry(e *audit.Entry) api.AuditEntry {
 		IP: e.IP, UserAgent: e.UserAgent, CreatedAt: e.CreatedAt.UTC(),
 	}
 }
+
+// Member returns the API's view of a membership.
+func Member(m *workspace.Membership) api.Member {
+	perms := []string{}
+	for _, p := range m.Role.Permissions() {
+		perms = append(perms, string(p))
+	}
+	return api.Member{ID: m.User.ID, Email: m.User.Email, Name: m.User.Name, Role: string(m.Role),
+		Permissions: perms, JoinedAt: m.CreatedAt.UTC()}
+}
+
+// Invite returns the API's view of an invite; token and acceptURL only in
+// the answer that made it.
+func Invite(inv *workspace.Invite, token, acceptURL string) api.Invite {
+	return api.Invite{ID: inv.ID, Email: inv.Email, Role: string(inv.Role), Token: token, AcceptURL: acceptURL,
+		ExpiresAt: inv.ExpiresAt.UTC(), CreatedAt: inv.CreatedAt.UTC()}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"shortlink.dev/controlplane/client"
+	"shortlink.dev/shared/workspace"
 )
 
 // apiError is an error the API answered, shown on the page in words.
@@ -68,12 +69,20 @@ const apiBase = "http://dashboard.invalid/api/v1"
 // validation, limits and idempotency are the API's. They carry the
 // browser's address (RemoteAddr, and X-Forwarded-For, which counts only
 // from a trusted proxy), host and User-Agent.
-func (d *Dashboard) api(r *http.Request) *client.Client {
-	key := sessionOf(r).key
+func (d *Dashboard) api(r *http.Request) *client.Client { return d.apiAs(r, sessionOf(r).key) }
+
+// publicAPI is api without a key: the API's public operations (accepting
+// an invite), limited per client IP.
+func (d *Dashboard) publicAPI(r *http.Request) *client.Client { return d.apiAs(r, nil) }
+
+func (d *Dashboard) apiAs(r *http.Request, key *workspace.APIKey) *client.Client {
 	serve := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		// A fresh routing context: chi would otherwise reuse the dashboard's.
 		ctx := context.WithValue(req.Context(), chi.RouteCtxKey, (*chi.Context)(nil))
-		req = req.WithContext(d.o.WithKey(ctx, key))
+		if key != nil {
+			ctx = d.o.WithKey(ctx, key)
+		}
+		req = req.WithContext(ctx)
 		req.RemoteAddr, req.Host = r.RemoteAddr, r.Host
 		req.Header.Del("X-Forwarded-For")
 		if v := r.Header.Get("X-Forwarded-For"); v != "" {

@@ -27,7 +27,7 @@ import (
 
 // Prefixes are the paths, besides "/" itself, below which the dashboard
 // answers; everything else at the root stays the API's.
-var Prefixes = []string{"/signin", "/signout", "/links", "/qr", "/galleries", "/domains", "/webhooks", "/keys", "/usage", "/analytics", "/audit", "/assets"}
+var Prefixes = []string{"/signin", "/signout", "/links", "/qr", "/galleries", "/domains", "/webhooks", "/keys", "/usage", "/analytics", "/audit", "/assets", "/members", "/join", "/workspace"}
 
 // KeyFinder finds an API key by the hash of its value.
 type KeyFinder interface {
@@ -105,10 +105,21 @@ func (d *Dashboard) routes() chi.Router {
 	r.Get("/", d.home)
 	r.Post("/signin", d.signIn)
 	r.Get("/signin", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })
+	// Accepting an invite (people.go): no session yet.
+	r.Get("/join/{token}", d.joinForm)
+	r.Post("/join/{token}", d.join)
 
 	r.Group(func(r chi.Router) {
 		r.Use(d.requireSession, d.doneFromQuery)
 		r.Post("/signout", d.signOut)
+
+		// Members, invites and the workspace switcher (people.go).
+		r.Post("/workspace", d.switchWorkspace)
+		r.Get("/members", d.listMembers)
+		r.Post("/members/invite", d.inviteMember)
+		r.Post("/members/{id}/role", d.setMemberRole)
+		r.Post("/members/{id}/remove", d.removeMember)
+		r.Post("/members/invites/{id}/delete", d.withdrawInvite)
 
 		r.Get("/links", d.listLinks)
 		r.Get("/links/new", d.newLink)

@@ -75,6 +75,10 @@ type view struct {
 	// is about (feedback.go); nil tells every field error in the summary.
 	Form *formMap
 	Data any
+	// Member is the person signed in (nil for a key's session), and
+	// Workspaces theirs to switch to (when more than one).
+	Member     *workspace.Membership
+	Workspaces []*workspace.Membership
 }
 
 // Can reports whether the signed-in key holds the permission.
@@ -277,6 +281,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	if s := sessionOf(r); s != nil {
 		v.Key = s.key
 		v.CSRF = s.csrf
+		v.Member, v.Workspaces = s.member, d.workspacesOf(r, s)
 	}
 	d.withFlash(w, r, &v)
 	if v.Problem != nil {

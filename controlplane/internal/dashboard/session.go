@@ -32,6 +32,20 @@ type SessionStore interface {
 	SessionKey(ctx context.Context, idHash string) (string, *workspace.APIKey, error)
 	DeleteSession(ctx context.Context, idHash string) error
 	DeleteExpiredSessions(ctx context.Context, now time.Time) (int64, error)
+	// People's sessions (people.go): a user acting in one workspace.
+	CreateUserSession(ctx context.Context, idHash, userID, workspaceID, csrfToken string, expiresAt time.Time) error
+	// UserSession returns the session's CSRF token and membership, read
+	// afresh; NOT_FOUND when unknown, expired, or the user is no longer a member.
+	UserSession(ctx context.Context, idHash string) (string, *workspace.Membership, error)
+	SetSessionWorkspace(ctx context.Context, idHash, workspaceID string) error
+	UserByEmail(ctx context.Context, email string) (*workspace.User, error)
+	Memberships(ctx context.Context, userID string) ([]*workspace.Membership, error)
+	// TakeSignInTry and GiveBackSignInTry count wrong passwords per
+	// account, atomically (the lockout of people.go); DeleteSignInTriesBefore
+	// forgets the windows that started before t.
+	TakeSignInTry(ctx context.Context, key string, now time.Time, window time.Duration) (int64, time.Time, error)
+	GiveBackSignInTry(ctx context.Context, key string, start time.Time) error
+	DeleteSignInTriesBefore(ctx context.Context, t time.Time) error
 	// Secret returns the deployment's secret of that name, the same for
 	// every replica (made by whichever process asks first).
 	Secret(ctx context.Context, name string) ([]byte, error)
@@ -72,6 +86,9 @@ type session struct {
 	idHash string
 	csrf   string
 	key    *workspace.APIKey
+	// member is set for a person signed in with a password: key is then
+	// their member key (workspace.MemberKey).
+	member *workspace.Membership
 }
 
 type sessionCtx struct{}
@@ -92,7 +109,16 @@ func (d *Dashboard) session(r *http.Request) (*session, error) {
 	h := hashID(c.Value)
 	csrf, k, err := d.o.Sessions.SessionKey(r.Context(), h)
 	if fault.Is(err, fault.NotFound) {
-		return nil, errNoSession
+		// A person's session, checked on every request: a removed
+		// member's ends at once, a changed role applies at once.
+		csrf, m, err := d.o.Sessions.UserSession(r.Context(), h)
+		if fault.Is(err, fault.NotFound) {
+			return nil, errNoSession
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &session{idHash: h, csrf: csrf, key: workspace.MemberKey(m), member: m}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -263,6 +289,10 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) {
 		d.renderSignIn(w, r, http.StatusForbidden, "The sign-in form expired. Please enter your API key again.")
 		return
 	}
+	if r.PostFormValue("email") != "" || r.PostFormValue("password") != "" {
+		d.signInPassword(w, r)
+		return
+	}
 	value := strings.TrimSpace(r.PostFormValue("key"))
 	if value == "" {
 		d.renderSignIn(w, r, http.StatusBadRequest, "Enter an API key: it starts with sl_.")
@@ -277,8 +307,16 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
+	d.startSession(w, r, k, func(idHash string) error {
+		return d.o.Sessions.CreateSession(r.Context(), idHash, k.ID, randomToken(), d.o.Now().Add(d.o.SessionTTL))
+	})
+}
+
+// startSession stores a new session with create and sends the browser on
+// to the page it asked for, or the first page k may see.
+func (d *Dashboard) startSession(w http.ResponseWriter, r *http.Request, k *workspace.APIKey, create func(idHash string) error) {
 	id := randomToken()
-	if err := d.o.Sessions.CreateSession(r.Context(), hashID(id), k.ID, randomToken(), d.o.Now().Add(d.o.SessionTTL)); err != nil {
+	if err := create(hashID(id)); err != nil {
 		d.fail(w, r, err)
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"shortlink.dev/controlplane/internal/keys"
 	"shortlink.dev/controlplane/internal/ratelimit"
 	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/clientip"
@@ -16,10 +17,13 @@ import (
 	"shortlink.dev/shared/workspace"
 )
 
-// principal is who a request acts for: an API key of a workspace.
+// principal is who a request acts for: an API key of a workspace, or a
+// person signed in to the dashboard (User set; Key is then the member's
+// key, workspace.MemberKey, holding the role's permissions).
 type principal struct {
 	Workspace *workspace.Workspace
 	Key       *workspace.APIKey
+	User      *workspace.User
 }
 
 func principalOf(ctx context.Context) *principal {
@@ -92,6 +96,9 @@ func (a *API) guard(next http.Handler) http.Handler {
 		if p != nil {
 			ctx = context.WithValue(ctx, principalKey, p)
 			req.Actor = audit.Actor{Type: audit.ActorKey, ID: p.Key.ID, Name: p.Key.Name}
+			if p.User != nil {
+				req.Actor = audit.Actor{Type: audit.ActorUser, ID: p.User.ID, Name: p.User.Name}
+			}
 		}
 		ctx = audit.WithRequest(ctx, req)
 		next.ServeHTTP(w, r.WithContext(ctx))
@@ -120,10 +127,19 @@ func (a *API) identify(ctx context.Context, header string) (*principal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &principal{Workspace: ws, Key: k}, nil
+	p := &principal{Workspace: ws, Key: k}
+	if k.ActsFor != nil {
+		p.User = k.ActsFor.User
+	}
+	return p, nil
 }
 
-// need lets a request through only with a key that holds perm.
+// signedIn lets a request through with any key of a workspace: the routes
+// every role may use (GET /members).
+func (a *API) signedIn(next http.Handler) http.Handler { return a.need("")(next) }
+
+// need lets a request through only with a key that holds perm (any key of
+// the workspace when perm is "").
 func (a *API) need(perm workspace.Permission) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -132,8 +148,8 @@ func (a *API) need(perm workspace.Permission) func(http.Handler) http.Handler {
 				a.writeError(w, r, fault.New(fault.Unauthorized, "missing API key; send Authorization: Bearer <API key>"))
 				return
 			}
-			if !p.Key.Has(perm) {
-				a.writeError(w, r, fault.New(fault.Forbidden, "this API key lacks the %s permission", perm))
+			if perm != "" && !p.Key.Has(perm) {
+				a.writeError(w, r, fault.New(fault.Forbidden, "%s lacks the %s permission", keys.Subject(p.Key), perm))
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -212,5 +228,9 @@ func (a *API) principalOfKey(ctx context.Context, k *workspace.APIKey) (*princip
 	if err != nil {
 		return nil, err
 	}
-	return &principal{Workspace: ws, Key: k}, nil
+	p := &principal{Workspace: ws, Key: k}
+	if k.ActsFor != nil {
+		p.User = k.ActsFor.User
+	}
+	return p, nil
 }

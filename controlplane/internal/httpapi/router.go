@@ -25,6 +25,7 @@ import (
 	"shortlink.dev/controlplane/internal/keys"
 	"shortlink.dev/controlplane/internal/links"
 	"shortlink.dev/controlplane/internal/linkstats"
+	membership "shortlink.dev/controlplane/internal/members"
 	"shortlink.dev/controlplane/internal/openapi"
 	"shortlink.dev/controlplane/internal/qrcodes"
 	"shortlink.dev/controlplane/internal/ratelimit"
@@ -79,6 +80,7 @@ type API struct {
 	usage     *usage.Service
 	stats     *linkstats.Service
 	audit     *auditlog.Service
+	members   *membership.Service
 	sessions  dashboard.SessionStore
 	limiter   ratelimit.Limiter
 	log       *slog.Logger
@@ -116,6 +118,7 @@ func New(o Options) *API {
 		usage:     svc.Usage,
 		stats:     svc.Stats,
 		audit:     svc.Audit,
+		members:   svc.Members,
 		sessions:  o.Sessions,
 		limiter:   o.Limiter,
 		log:       o.Logger,
@@ -174,6 +177,18 @@ func (a *API) routes() chi.Router {
 		r.With(a.need(workspace.KeysWrite)).Delete("/api-keys/{id}", a.deleteKey)
 
 		r.With(a.need(workspace.UsageRead)).Get("/usage", a.getUsage)
+
+		// Members and invites (members.go). Listing members needs no
+		// permission, only a caller of the workspace: every role sees who else is in it.
+		r.With(a.signedIn).Get("/members", a.listMembers)
+		r.With(a.need(workspace.MembersWrite)).Post("/members", a.createMember)
+		r.With(a.need(workspace.MembersWrite)).Patch("/members/{id}", a.updateMember)
+		r.With(a.need(workspace.MembersWrite)).Delete("/members/{id}", a.deleteMember)
+		r.With(a.need(workspace.MembersWrite)).Get("/invites", a.listInvites)
+		r.With(a.need(workspace.MembersWrite)).Post("/invites", a.createInvite)
+		r.With(a.need(workspace.MembersWrite)).Delete("/invites/{id}", a.deleteInvite)
+		// Public: the token is the credential; limited per client IP by guard.
+		r.Post("/invites/{token}/accept", a.acceptInvite)
 
 		r.With(a.need(workspace.AuditRead)).Get("/audit-log", a.listAudit)          // audit.go
 		r.With(a.need(workspace.AuditRead)).Get("/audit-log/export", a.exportAudit) // audit.go

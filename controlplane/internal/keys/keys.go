@@ -133,12 +133,21 @@ func (s *Service) APIKeyByHash(ctx context.Context, hash string) (*workspace.API
 	return s.Store.APIKeyByHash(ctx, hash)
 }
 
+// Subject names the caller in a refusal: the API key, or a signed-in
+// person's role (workspace.MemberKey).
+func Subject(caller *workspace.APIKey) string {
+	if caller.ActsFor != nil {
+		return "your role (" + string(caller.ActsFor.Role) + ")"
+	}
+	return "this API key"
+}
+
 // MayManage is the one rule of key management: a key may create or revoke
 // only keys whose permissions are a subset of its own (itself included), so
 // keys:write is no way up. verb names the act in the FORBIDDEN message.
 func MayManage(caller *workspace.APIKey, perms []workspace.Permission, verb string) error {
 	if perm, lacks := caller.Lacks(perms); lacks {
-		return fault.New(fault.Forbidden, "this API key cannot %s %s, which it does not hold", verb, perm)
+		return fault.New(fault.Forbidden, "%s cannot %s %s, which it does not hold", Subject(caller), verb, perm)
 	}
 	return nil
 }

@@ -76,6 +76,12 @@ func New(st Store, cfg *config.Config) *Service {
 // costs a few tens of milliseconds, cheap for one redirect and dear for a guesser.
 var passwordParams = &argon2id.Params{Memory: 19 * 1024, Iterations: 2, Parallelism: 1, SaltLength: 16, KeyLength: 32}
 
+// HashPassword returns the argon2id hash (PHC string) of a password: the
+// link passwords', and the users' (package members).
+func HashPassword(password string) (string, error) {
+	return argon2id.CreateHash(password, passwordParams)
+}
+
 // Create validates in and stores a new link of the workspace, created by keyID.
 func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, keyID string, in Input) (*link.Link, error) {
 	if in.IsArchived.Set {
@@ -373,7 +379,7 @@ func (s *Service) apply(ctx context.Context, l *link.Link, in *Input, creating b
 		case utf8.RuneCountInString(in.Password.V) > link.MaxPasswordLen:
 			fe.Add(fault.Validation, "password", fmt.Sprintf("must be at most %d characters", link.MaxPasswordLen))
 		default:
-			h, err := argon2id.CreateHash(in.Password.V, passwordParams)
+			h, err := HashPassword(in.Password.V)
 			if err != nil {
 				return fmt.Errorf("hash password: %w", err)
 			}

@@ -67,7 +67,7 @@ func TestDescriptionIsValidOpenAPI31(t *testing.T) {
 
 // routePattern finds the routes of router.go: r.With(a.need(workspace.X)).Get("/p", …),
 // r.Get("/p", …) and r.Method(http.MethodGet, "/p", …).
-var routePattern = regexp.MustCompile(`(?m)^\s*r\.(?:With\(a\.need\(workspace\.(\w+)\)\)\.)?(Get|Post|Patch|Put|Delete)\("([^"]+)"|^\s*r\.Method\(http\.Method(\w+), "([^"]+)"`)
+var routePattern = regexp.MustCompile(`(?m)^\s*r\.(?:With\(a\.need\(workspace\.(\w+)\)\)\.|With\(a\.signedIn\)\.)?(Get|Post|Patch|Put|Delete)\("([^"]+)"|^\s*r\.Method\(http\.Method(\w+), "([^"]+)"`)
 
 type route struct{ method, path, perm string }
 

@@ -14,6 +14,7 @@ import (
 	"shortlink.dev/controlplane/internal/keys"
 	"shortlink.dev/controlplane/internal/links"
 	"shortlink.dev/controlplane/internal/linkstats"
+	"shortlink.dev/controlplane/internal/members"
 	"shortlink.dev/controlplane/internal/qrcodes"
 	"shortlink.dev/controlplane/internal/usage"
 	"shortlink.dev/controlplane/internal/webhooks"
@@ -40,6 +41,8 @@ type Store interface {
 	workspace.BillingStore
 	// The audit log (auditlog).
 	audit.Store
+	// Users, members and invites (members).
+	workspace.MemberStore
 }
 
 // Deps is what the services are built from.
@@ -69,6 +72,7 @@ type Services struct {
 	Usage     *usage.Service
 	Stats     *linkstats.Service
 	Audit     *auditlog.Service
+	Members   *members.Service
 }
 
 // New builds the services over d's store and settings.
@@ -97,5 +101,6 @@ func New(d Deps) (*Services, error) {
 		Usage:     usage.New(d.Store, d.Config, d.Stats),
 		Stats:     st,
 		Audit:     auditlog.New(d.Store, d.Config),
+		Members:   members.New(d.Store),
 	}, nil
 }

@@ -1,0 +1,279 @@
+package dashboard
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/alexedwards/argon2id"
+	"github.com/go-chi/chi/v5"
+
+	"shortlink.dev/controlplane/client"
+	"shortlink.dev/controlplane/internal/links"
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/workspace"
+)
+
+const (
+	// MaxPasswordFailures is how many wrong passwords an account takes in
+	// PasswordFailureWindow; later tries in that window are refused
+	// unchecked (the lockout). The count is one atomic statement of the
+	// store per try, taken before the password is checked, so concurrent
+	// tries cannot check more than MaxPasswordFailures passwords.
+	MaxPasswordFailures = 5
+	// PasswordFailureWindow is the lockout's window.
+	PasswordFailureWindow = 15 * time.Minute
+)
+
+// dummyHash is checked against for unknown emails, so that an unknown
+// account answers as slowly as a wrong password: a hash of a random
+// password with the users' parameters, made once.
+var dummyHash = sync.OnceValue(func() string {
+	h, err := links.HashPassword(randomToken())
+	if err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return h
+})
+
+// signInPassword signs a person in with email and password (the form's
+// checks, the client's rate and the CSRF token, were made by signIn). It
+// starts a session in the user's oldest workspace.
+func (d *Dashboard) signInPassword(w http.ResponseWriter, r *http.Request) {
+	email := strings.ToLower(strings.TrimSpace(r.PostFormValue("email")))
+	password := r.PostFormValue("password")
+	if email == "" || password == "" {
+		d.renderSignIn(w, r, http.StatusBadRequest, "Enter your email and your password.")
+		return
+	}
+	if len(email) > 254 || len(password) > 1024 {
+		d.renderSignIn(w, r, http.StatusUnauthorized, "That email and password do not match an account.")
+		return
+	}
+	tryKey := "signin:user:" + email
+	n, start, err := d.o.Sessions.TakeSignInTry(r.Context(), tryKey, d.o.Now(), PasswordFailureWindow)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	if n > MaxPasswordFailures {
+		retry := int(start.Add(PasswordFailureWindow).Sub(d.o.Now()).Seconds()) + 1
+		w.Header().Set("Retry-After", strconv.Itoa(retry))
+		d.renderSignIn(w, r, http.StatusTooManyRequests, fmt.Sprintf(
+			"Too many wrong passwords for this account: it is locked for %d more minutes. Try again later.", (retry+59)/60))
+		return
+	}
+	u, err := d.o.Sessions.UserByEmail(r.Context(), email)
+	if err != nil && !fault.Is(err, fault.NotFound) {
+		d.fail(w, r, err)
+		return
+	}
+	hash := dummyHash()
+	if u != nil {
+		hash = u.PasswordHash
+	}
+	if ok, _ := argon2id.ComparePasswordAndHash(password, hash); !ok || u == nil {
+		d.renderSignIn(w, r, http.StatusUnauthorized, "That email and password do not match an account.")
+		return
+	}
+	// A right password is no failure.
+	if err := d.o.Sessions.GiveBackSignInTry(r.Context(), tryKey, start); err != nil {
+		d.o.Logger.WarnContext(r.Context(), "giving back a sign-in try failed", "err", err)
+	}
+	ms, err := d.o.Sessions.Memberships(r.Context(), u.ID)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	if len(ms) == 0 {
+		d.renderSignIn(w, r, http.StatusForbidden, "Your account belongs to no workspace any more. Ask an admin for a new invite.")
+		return
+	}
+	if err := d.o.Sessions.DeleteSignInTriesBefore(r.Context(), d.o.Now().Add(-PasswordFailureWindow)); err != nil {
+		d.o.Logger.WarnContext(r.Context(), "removing old sign-in tries failed", "err", err)
+	}
+	d.startSession(w, r, workspace.MemberKey(ms[0]), func(idHash string) error {
+		return d.o.Sessions.CreateUserSession(r.Context(), idHash, u.ID, ms[0].WorkspaceID, randomToken(), d.o.Now().Add(d.o.SessionTTL))
+	})
+}
+
+// switchWorkspace moves a person's session to another of their workspaces.
+func (d *Dashboard) switchWorkspace(w http.ResponseWriter, r *http.Request) {
+	s := sessionOf(r)
+	if s.member == nil {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	want := r.PostFormValue("workspace")
+	ms, err := d.o.Sessions.Memberships(r.Context(), s.member.User.ID)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	for _, m := range ms {
+		if m.WorkspaceID == want {
+			if err := d.o.Sessions.SetSessionWorkspace(r.Context(), s.idHash, want); err != nil {
+				d.fail(w, r, err)
+				return
+			}
+			http.Redirect(w, r, firstPage(workspace.MemberKey(m)), http.StatusSeeOther)
+			return
+		}
+	}
+	d.render(w, r, http.StatusNotFound, "notfound", view{Title: "Workspace not found"})
+}
+
+// workspacesOf returns the workspaces a person's session may switch to
+// (none for a key's session, or for a person in one workspace).
+func (d *Dashboard) workspacesOf(r *http.Request, s *session) []*workspace.Membership {
+	if s == nil || s.member == nil {
+		return nil
+	}
+	ms, err := d.o.Sessions.Memberships(r.Context(), s.member.User.ID)
+	if err != nil || len(ms) < 2 {
+		return nil
+	}
+	return ms
+}
+
+type membersPage struct {
+	Members []client.Member
+	Invites []client.Invite
+	Created *client.Invite
+	Roles   []workspace.Role
+	Email   string
+	Role    string
+	Meta    client.Meta
+}
+
+func (d *Dashboard) membersPage(r *http.Request, p *membersPage, canManage bool) *apiError {
+	p.Roles = workspace.Roles
+	var err error
+	if p.Members, p.Meta, err = d.api(r).ListMembers(r.Context(), client.Page{Page: 1, PerPage: 100}); err != nil {
+		return problemOf(err)
+	}
+	if canManage {
+		p.Invites, _, err = d.api(r).ListInvites(r.Context(), client.Page{Page: 1, PerPage: 100})
+	}
+	return problemOf(err)
+}
+
+func canManage(r *http.Request) bool { return sessionOf(r).key.Has(workspace.MembersWrite) }
+
+func (d *Dashboard) showMembers(w http.ResponseWriter, r *http.Request, status int, p *membersPage, problem *apiError) {
+	v := view{Title: "Members", Nav: "members", Data: p, Problem: problem}
+	if err := d.membersPage(r, p, canManage(r)); err != nil && problem == nil {
+		v.Problem, status = err, err.Status
+	}
+	d.render(w, r, status, "members", v)
+}
+
+func (d *Dashboard) listMembers(w http.ResponseWriter, r *http.Request) {
+	d.showMembers(w, r, http.StatusOK, &membersPage{}, nil)
+}
+
+func (d *Dashboard) inviteMember(w http.ResponseWriter, r *http.Request) {
+	p := &membersPage{Email: strings.TrimSpace(r.PostFormValue("email")), Role: r.PostFormValue("role")}
+	inv, err := d.api(r).CreateInvite(r.Context(), p.Email, p.Role)
+	if problem := problemOf(err); problem != nil {
+		d.showMembers(w, r, problem.Status, p, problem)
+		return
+	}
+	// Rendered, not redirected: the link is shown this once.
+	p.Created, p.Email, p.Role = inv, "", ""
+	d.showMembers(w, r, http.StatusCreated, p, nil)
+}
+
+func (d *Dashboard) setMemberRole(w http.ResponseWriter, r *http.Request) {
+	if _, err := d.api(r).SetMemberRole(r.Context(), chi.URLParam(r, "id"), r.PostFormValue("role")); err != nil {
+		problem := problemOf(err)
+		d.showMembers(w, r, problem.Status, &membersPage{}, problem)
+		return
+	}
+	d.redirectDone(w, r, "/members", "saved")
+}
+
+func (d *Dashboard) removeMember(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	if err := d.api(r).RemoveMember(r.Context(), id); err != nil {
+		problem := problemOf(err)
+		d.showMembers(w, r, problem.Status, &membersPage{}, problem)
+		return
+	}
+	if s := sessionOf(r); s.member != nil && s.member.User.ID == id {
+		// Removed themselves: this session has ended with the membership.
+		d.clearCookie(w, r, sessionCookie)
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	d.redirectDone(w, r, "/members", "deleted")
+}
+
+func (d *Dashboard) withdrawInvite(w http.ResponseWriter, r *http.Request) {
+	if err := d.api(r).DeleteInvite(r.Context(), chi.URLParam(r, "id")); err != nil {
+		problem := problemOf(err)
+		d.showMembers(w, r, problem.Status, &membersPage{}, problem)
+		return
+	}
+	d.redirectDone(w, r, "/members", "deleted")
+}
+
+type joinPage struct {
+	Token string
+}
+
+// renderJoin shows the invite's form (name and password), its CSRF token
+// made as the sign-in form's (a nonce in a cookie, its HMAC in the form).
+func (d *Dashboard) renderJoin(w http.ResponseWriter, r *http.Request, status int, problem *apiError) {
+	nonce := randomToken() + "." + strconv.FormatInt(d.o.Now().Unix(), 10)
+	token, err := d.signinToken(r.Context(), nonce)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	d.setCookie(w, r, signinCookie, nonce, SignInFormTTL)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	d.render(w, r, status, "join", view{Title: "Join a workspace", CSRF: token, Problem: problem,
+		Data: joinPage{Token: chi.URLParam(r, "token")}})
+}
+
+func (d *Dashboard) joinForm(w http.ResponseWriter, r *http.Request) {
+	d.renderJoin(w, r, http.StatusOK, nil)
+}
+
+// join accepts the invite through the API (public, limited per client IP)
+// and signs the new member in.
+func (d *Dashboard) join(w http.ResponseWriter, r *http.Request) {
+	if err := crossOrigin.Check(r); err != nil {
+		d.renderJoin(w, r, http.StatusForbidden, &apiError{Status: 403, Message: "This form was sent from another site."})
+		return
+	}
+	c, err := r.Cookie(d.cookieName(r, signinCookie))
+	if err != nil || c.Value == "" || len(c.Value) > 100 {
+		d.renderJoin(w, r, http.StatusForbidden, &apiError{Status: 403, Message: "The form expired. Please try again."})
+		return
+	}
+	want, err := d.signinToken(r.Context(), c.Value)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	if !sameToken(r.PostFormValue(csrfField), want) || !signinFresh(c.Value, d.o.Now()) {
+		d.renderJoin(w, r, http.StatusForbidden, &apiError{Status: 403, Message: "The form expired. Please try again."})
+		return
+	}
+	res, err := d.publicAPI(r).AcceptInvite(r.Context(), chi.URLParam(r, "token"), strings.TrimSpace(r.PostFormValue("name")), r.PostFormValue("password"))
+	if problem := problemOf(err); problem != nil {
+		d.renderJoin(w, r, problem.Status, problem)
+		return
+	}
+	m := &workspace.Membership{WorkspaceID: res.WorkspaceID, Role: workspace.Role(res.Member.Role),
+		User: &workspace.User{ID: res.Member.ID, Email: res.Member.Email, Name: res.Member.Name}}
+	d.startSession(w, r, workspace.MemberKey(m), func(idHash string) error {
+		return d.o.Sessions.CreateUserSession(r.Context(), idHash, m.User.ID, m.WorkspaceID, randomToken(), d.o.Now().Add(d.o.SessionTTL))
+	})
+}
