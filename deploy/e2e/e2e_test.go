@@ -31,12 +31,12 @@ var (
 	keyLine   = regexp.MustCompile(`(?m)^\s*API key:\s+(\S+)\s*$`)
 )
 
-// allPermissions are the permissions of CONTRACT §3, and audit:read, which
-// CONTRACT §13 adds.
+// allPermissions are the permissions of CONTRACT §3, and audit:read and
+// members:write, which CONTRACT §13 adds.
 var allPermissions = []string{
 	"links:read", "links:write", "domains:read", "domains:write", "analytics:read",
 	"qr:read", "qr:write", "galleries:read", "galleries:write", "webhooks:read",
-	"webhooks:write", "usage:read", "billing:write", "keys:write", "audit:read",
+	"webhooks:write", "usage:read", "billing:write", "keys:write", "audit:read", "members:write",
 }
 
 // linkFields are the members of the full link record (CONTRACT §4).
