@@ -180,7 +180,12 @@ func (s *Store) SetMemberRole(ctx context.Context, workspaceID, userID string, r
 // DeleteMember implements workspace.MemberStore.
 func (s *Store) DeleteMember(ctx context.Context, workspaceID, userID string) (*workspace.Membership, error) {
 	return s.changeMember(ctx, workspaceID, userID, false, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM members WHERE workspace_id = $1 AND user_id = $2`, workspaceID, userID)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM members WHERE workspace_id = $1 AND user_id = $2`, workspaceID, userID); err != nil {
+			return err
+		}
+		// Its sessions in the workspace end with it: a re-invited member's
+		// old (perhaps stolen) cookies must not come back to life.
+		_, err := tx.ExecContext(ctx, `DELETE FROM user_sessions WHERE workspace_id = $1 AND user_id = $2`, workspaceID, userID)
 		return err
 	})
 }

@@ -63,6 +63,16 @@ func testUserSessions(t *testing.T, s *sqlstore.Store) {
 	if _, _, err := s.UserSession(ctx, "u1"); !fault.Is(err, fault.NotFound) {
 		t.Errorf("session of a removed member: %v, want NOT_FOUND", err)
 	}
+	// Invited again, the member's old (perhaps stolen) cookie stays dead.
+	if err := s.AddMember(ctx, &workspace.Membership{WorkspaceID: ws.ID, User: m.User, Role: workspace.Member, CreatedAt: now}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.UserSession(ctx, "u1"); !fault.Is(err, fault.NotFound) {
+		t.Errorf("session of a removed member, back in the workspace: %v, want NOT_FOUND", err)
+	}
+	if _, err := s.DeleteMember(ctx, ws.ID, m.User.ID); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.CreateUserSession(ctx, "u2", m.User.ID, other.ID, "csrf", now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}

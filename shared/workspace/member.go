@@ -111,7 +111,25 @@ type Invite struct {
 }
 
 // MemberStore keeps users, memberships and invites.
+// The lockout of a person's password (docs/teams.md): an account takes
+// MaxPasswordFailures wrong passwords in PasswordFailureWindow, wherever
+// they are tried (the dashboard's sign-in, accepting an invite as an
+// existing account); later tries in the window are refused unchecked.
+const (
+	MaxPasswordFailures   = 5
+	PasswordFailureWindow = 15 * time.Minute
+)
+
+// SignInTryKey is the key an account's wrong passwords are counted under
+// (TakeSignInTry of the store).
+func SignInTryKey(email string) string { return "signin:user:" + email }
+
 type MemberStore interface {
+	// TakeSignInTry counts one password try of key in window, atomically,
+	// before the password is checked; it returns the tries so far and the
+	// window's start. GiveBackSignInTry undoes it for a right password.
+	TakeSignInTry(ctx context.Context, key string, now time.Time, window time.Duration) (int64, time.Time, error)
+	GiveBackSignInTry(ctx context.Context, key string, start time.Time) error
 	// UserByEmail returns the user with the (lower-cased) email, or NOT_FOUND.
 	UserByEmail(ctx context.Context, email string) (*User, error)
 	// GetUser returns the user, or NOT_FOUND.

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/alexedwards/argon2id"
 	"github.com/go-chi/chi/v5"
@@ -23,9 +22,9 @@ const (
 	// unchecked (the lockout). The count is one atomic statement of the
 	// store per try, taken before the password is checked, so concurrent
 	// tries cannot check more than MaxPasswordFailures passwords.
-	MaxPasswordFailures = 5
+	MaxPasswordFailures = workspace.MaxPasswordFailures
 	// PasswordFailureWindow is the lockout's window.
-	PasswordFailureWindow = 15 * time.Minute
+	PasswordFailureWindow = workspace.PasswordFailureWindow
 )
 
 // dummyHash is checked against for unknown emails, so that an unknown
@@ -53,7 +52,7 @@ func (d *Dashboard) signInPassword(w http.ResponseWriter, r *http.Request) {
 		d.renderSignIn(w, r, http.StatusUnauthorized, "That email and password do not match an account.")
 		return
 	}
-	tryKey := "signin:user:" + email
+	tryKey := workspace.SignInTryKey(email)
 	n, start, err := d.o.Sessions.TakeSignInTry(r.Context(), tryKey, d.o.Now(), PasswordFailureWindow)
 	if err != nil {
 		d.fail(w, r, err)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -195,4 +196,21 @@ func TestInvitesConcurrentAcceptOnce(t *testing.T) {
 	if !strings.Contains(rec.Body.String(), `"total":1`) {
 		t.Fatalf("members after the race: %s", rec.Body)
 	}
+}
+
+// Accepting an invite as an existing account checks its password under the
+// sign-in's lockout: an inviter (an admin of any workspace) cannot guess a
+// person's password here with retries of one invite.
+func TestInvitesAcceptLockout(t *testing.T) {
+	a := mustBillingAPI(t, nil)
+	inv := a.invite(t, a.key, "grace@example.com", "viewer")
+	wantStatus(t, a.accept(t, inv.Token, `{"name":"Grace","password":"grace's right password"}`), http.StatusOK, "")
+
+	_, otherKey := a.newWorkspace(t)
+	guess := a.invite(t, otherKey, "grace@example.com", "viewer")
+	for i := range workspace.MaxPasswordFailures {
+		wantStatus(t, a.accept(t, guess.Token, fmt.Sprintf(`{"password":"guess number %d"}`, i)), http.StatusUnauthorized, "UNAUTHORIZED")
+	}
+	// Locked: even the right password is refused now, unchecked.
+	wantStatus(t, a.accept(t, guess.Token, `{"password":"grace's right password"}`), http.StatusTooManyRequests, "RATE_LIMITED")
 }

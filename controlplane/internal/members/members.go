@@ -249,8 +249,22 @@ func (s *Service) Accept(ctx context.Context, token string, in AcceptInput) (*wo
 		if u.PasswordHash, err = links.HashPassword(password); err != nil {
 			return nil, err
 		}
-	} else if ok, _ := argon2id.ComparePasswordAndHash(password, u.PasswordHash); !ok {
-		return nil, fault.New(fault.Unauthorized, "an account with the email %s exists: enter its password to join", inv.Email)
+	} else {
+		// The account's password tries are counted as at the sign-in: an
+		// inviter must not guess a person's password here, unlocked.
+		key := workspace.SignInTryKey(u.Email)
+		n, start, err := s.Store.TakeSignInTry(ctx, key, now, workspace.PasswordFailureWindow)
+		if err != nil {
+			return nil, err
+		}
+		if n > workspace.MaxPasswordFailures {
+			return nil, fault.New(fault.RateLimited, "too many wrong passwords for this account: try again in %d minutes",
+				int(start.Add(workspace.PasswordFailureWindow).Sub(now).Minutes())+1)
+		}
+		if ok, _ := argon2id.ComparePasswordAndHash(password, u.PasswordHash); !ok {
+			return nil, fault.New(fault.Unauthorized, "an account with the email %s exists: enter its password to join", inv.Email)
+		}
+		_ = s.Store.GiveBackSignInTry(ctx, key, start) // a right password is no failure
 	}
 	m := &workspace.Membership{WorkspaceID: inv.WorkspaceID, User: u, Role: inv.Role, CreatedAt: now}
 	e, err := audit.Of(inv.WorkspaceID, "member.joined", "member", u.ID, nil, memberView(m))
