@@ -19,24 +19,46 @@ var _ stats.AnalyticsReader = (*Store)(nil)
 // days (clicks and distinct visitors) as LinkStats reads them, in a few
 // queries for all the links (analyticsDays, with the cache of visitor
 // counts), the clicks stored before the rollups from click_backfill, and,
-// for a dimension, its keys summed inside ClickHouse (analyticsKeys): the
+// for a dimension, its keys summed inside ClickHouse (keyShares): the
 // link-days are sent with the query, each link-day's visitors shared among
-// its keys there, and only the answer's rows come back.
+// its keys there, and only the answer's rows come back. A whole workspace
+// (q.Whole) is answered day by day from its sealed days where it can (see
+// workspace.go).
 func (s *Store) Analytics(ctx context.Context, q stats.AnalyticsQuery) (*stats.Analytics, error) {
 	from, to, err := stats.CheckAnalyticsQuery(q)
 	if err != nil {
 		return nil, err
 	}
+	if q.Whole && q.WorkspaceID != "" {
+		if s.sealInline {
+			if err := s.Seal(ctx, q.WorkspaceID, from, to); err != nil {
+				return nil, fmt.Errorf("cannot read analytics: %w", err)
+			}
+		}
+		a, err := s.workspaceAnalytics(ctx, q, from, to)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read analytics: %w", err)
+		}
+		return a, nil
+	}
 	if len(q.LinkIDs) == 0 {
 		return stats.Aggregate(q, from, to, nil, nil), nil
 	}
-	first, last := from.Format(dayLayout), to.Format(dayLayout)
 	g := stats.NewAggregator(q, from, to)
+	if err := s.linksAnalytics(ctx, g, q, q.LinkIDs, from.Format(dayLayout), to.Format(dayLayout)); err != nil {
+		return nil, fmt.Errorf("cannot read analytics: %w", err)
+	}
+	return g.Result(), nil
+}
+
+// linksAnalytics adds to g the clicks of links from first to last, read
+// from the links' rollups.
+func (s *Store) linksAnalytics(ctx context.Context, g *stats.Aggregator, q stats.AnalyticsQuery, links []string, first, last string) error {
 	dim := stats.KeysDim(q)
-	for links := range slices.Chunk(q.LinkIDs, linksPerQuery) {
+	for links := range slices.Chunk(links, linksPerQuery) {
 		days, err := s.analyticsOf(ctx, links, first, last)
 		if err != nil {
-			return nil, fmt.Errorf("cannot read analytics: %w", err)
+			return err
 		}
 		for _, d := range days {
 			g.Day(d)
@@ -44,24 +66,46 @@ func (s *Store) Analytics(ctx context.Context, q stats.AnalyticsQuery) (*stats.A
 		if dim == "" {
 			continue
 		}
-		if err := s.analyticsKeys(ctx, g, q, links, days, dim, first, last); err != nil {
-			return nil, fmt.Errorf("cannot read analytics: %w", err)
+		in, ids := stringList(links)
+		keyIs, keyArgs := "", []any(nil)
+		if q.Filter != nil {
+			keyIs, keyArgs = " AND key = ?", []any{q.Filter.Key}
+		}
+		args := append(append(append([]any{}, ids...), dim, first, last), keyArgs...)
+		args = append(append(append(args, ids...), dim, first, last), keyArgs...)
+		source := `SELECT link_id, day, key, toInt64(sum(c)) AS key_clicks FROM (
+				SELECT link_id, day, key, sum(clicks) AS c FROM link_day_keys
+				WHERE link_id IN (` + in + `) AND dim = ? AND day BETWEEN toDate(?) AND toDate(?)` + keyIs + `
+				GROUP BY link_id, day, key
+			UNION ALL
+				SELECT id AS link_id, day, key, max(clicks) AS c FROM click_backfill
+				WHERE scope = 'link' AND id IN (` + in + `) AND dim = ? AND day BETWEEN toDate(?) AND toDate(?)` + keyIs + `
+				GROUP BY id, day, key)
+			GROUP BY link_id, day, key`
+		if err := s.keyShares(ctx, days, source, args, rowOf(q), func(r keyShare) { g.Sum(r.row, r.clicks, r.milli) }); err != nil {
+			return err
 		}
 	}
-	return g.Result(), nil
+	return nil
 }
 
-// analyticsKeys adds to g the links' clicks with the keys of dim (of
-// filter's key only when q has a Filter), grouped as g's rows are (by key,
-// or under a Filter by link, day or key), with their shares of visitors,
-// in one query: ClickHouse sums each link, day and key of link_day_keys and
-// click_backfill, joins it with its link-day's clicks and visitors (days,
-// sent as the external table link_days_asked), computes stats.Share with
-// the same integer arithmetic, and sums per row. A dimension of 1,000 links
-// over 30 days sent every (link, day, key), about 1.5 million rows at 10M
-// clicks, to be shared out here; now the answer's rows only.
-func (s *Store) analyticsKeys(ctx context.Context, g *stats.Aggregator, q stats.AnalyticsQuery,
-	links []string, days []stats.LinkDay, dim, first, last string) error {
+// keyShare is a row of keyShares: its clicks, and their shares of their
+// link-days' visitors in thousandths (not rounded).
+type keyShare struct {
+	row           string
+	clicks, milli int64
+}
+
+// keyShares runs source, a query of (link_id, day, key, key_clicks) rows
+// (each link-day and key once), joins each with its link-day's clicks and
+// visitors (days, sent as the external table link_days_asked), computes
+// stats.Share with the same integer arithmetic, sums per row (an
+// expression of link_id, day and key) and hands each row to fn. A
+// dimension of 1,000 links over 30 days sent every (link, day, key), about
+// 1.5 million rows at 10M clicks, to be shared out here; now the answer's
+// rows only.
+func (s *Store) keyShares(ctx context.Context, days []stats.LinkDay, source string, args []any,
+	row string, fn func(keyShare)) error {
 	asked, err := ext.NewTable("link_days_asked",
 		ext.Column("link_id", "String"), ext.Column("day", "Date"),
 		ext.Column("day_clicks", "Int64"), ext.Column("day_visitors", "Int64"))
@@ -80,34 +124,11 @@ func (s *Store) analyticsKeys(ctx context.Context, g *stats.Aggregator, q stats.
 			return err
 		}
 	}
-	in, ids := stringList(links)
-	keyIs, keyArgs := "", []any(nil)
-	if q.Filter != nil {
-		keyIs, keyArgs = " AND key = ?", []any{q.Filter.Key}
-	}
-	row := "key"
-	switch {
-	case q.Filter != nil && q.GroupBy == stats.GroupLink:
-		row = "link_id"
-	case q.Filter != nil && q.GroupBy == stats.GroupDay:
-		row = "toString(day)"
-	}
-	args := append(append(append([]any{}, ids...), dim, first, last), keyArgs...)
-	args = append(append(append(args, ids...), dim, first, last), keyArgs...)
 	rows, err := s.conn.Query(ch.Context(ctx, ch.WithExternalTable(asked)),
 		`SELECT `+row+` AS row, toInt64(sum(key_clicks)),
 			toInt64(sum(if(key_clicks > 0 AND day_clicks > 0 AND day_visitors > 0,
 				intDiv(2 * day_visitors * key_clicks * 1000 + day_clicks, 2 * day_clicks), 0)))
-		FROM (
-			SELECT link_id, day, key, toInt64(sum(c)) AS key_clicks FROM (
-					SELECT link_id, day, key, sum(clicks) AS c FROM link_day_keys
-					WHERE link_id IN (`+in+`) AND dim = ? AND day BETWEEN toDate(?) AND toDate(?)`+keyIs+`
-					GROUP BY link_id, day, key
-				UNION ALL
-					SELECT id AS link_id, day, key, max(clicks) AS c FROM click_backfill
-					WHERE scope = 'link' AND id IN (`+in+`) AND dim = ? AND day BETWEEN toDate(?) AND toDate(?)`+keyIs+`
-					GROUP BY id, day, key)
-			GROUP BY link_id, day, key)
+		FROM (`+source+`)
 		ANY LEFT JOIN (SELECT link_id, day, day_clicks, day_visitors FROM link_days_asked) USING (link_id, day)
 		GROUP BY row`, args...)
 	if err != nil {
@@ -115,12 +136,11 @@ func (s *Store) analyticsKeys(ctx context.Context, g *stats.Aggregator, q stats.
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var key string
-		var clicks, milli int64
-		if err := rows.Scan(&key, &clicks, &milli); err != nil {
+		var r keyShare
+		if err := rows.Scan(&r.row, &r.clicks, &r.milli); err != nil {
 			return err
 		}
-		g.Sum(key, clicks, milli)
+		fn(r)
 		s.keyRowsRead.Add(1)
 	}
 	return rows.Err()

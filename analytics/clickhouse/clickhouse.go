@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,6 +60,28 @@ type Store struct {
 	statesRead atomic.Int64
 	// keyRowsRead counts the rows of keys Analytics read (for the tests).
 	keyRowsRead atomic.Int64
+
+	// keysSince is the first day workspace_day_keys counts whole.
+	keysSince time.Time
+	// now is the clock (time.Now; the tests' own).
+	now func() time.Time
+	// The sealer (workspace.go): the workspaces whose days to seal, with
+	// the range asked, and when each was last sealed.
+	sealMu     sync.Mutex
+	sealing    map[string][2]time.Time
+	sealedAt   map[string]time.Time
+	sealWake   chan struct{}
+	sealStop   chan struct{}
+	sealDone   chan struct{}
+	closeOnce  sync.Once
+	sealErrors atomic.Int64
+	daysSealed atomic.Int64
+	// sealedRead and freshRead count the days Analytics answered from
+	// seals and from workspace_day_keys (for the tests).
+	sealedRead, freshRead atomic.Int64
+	// sealInline has Analytics seal a whole workspace's days before it
+	// answers, rather than in the background (the tests').
+	sealInline bool
 }
 
 // recentIDsKept is how many event ids WriteClicks remembers, so that a batch
@@ -110,7 +133,9 @@ func Open(ctx context.Context, url string, counters counters.Store) (*Store, err
 		conn.Close()
 		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
 	}
-	s := &Store{conn: conn, counters: counters, recent: newRecentIDs(recentIDsKept), visitors: visitors}
+	s := &Store{conn: conn, counters: counters, recent: newRecentIDs(recentIDsKept), visitors: visitors,
+		now: time.Now, sealing: map[string][2]time.Time{}, sealedAt: map[string]time.Time{},
+		sealWake: make(chan struct{}, 1), sealStop: make(chan struct{}), sealDone: make(chan struct{})}
 	if err := s.migrate(ctx); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
@@ -123,6 +148,11 @@ func Open(ctx context.Context, url string, counters counters.Store) (*Store, err
 		conn.Close()
 		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
 	}
+	if s.keysSince, err = s.readKeysSince(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
+	}
+	go s.sealLoop()
 	return s, nil
 }
 
@@ -145,8 +175,18 @@ func createDatabase(ctx context.Context, opts ch.Options, database string) error
 	return nil
 }
 
-// Close closes the connections.
-func (s *Store) Close() error { return s.conn.Close() }
+// Close stops the sealer, waiting for a seal under way to stop, and closes
+// the connections.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.sealMu.Lock()
+		s.sealing = nil
+		s.sealMu.Unlock()
+		close(s.sealStop)
+		<-s.sealDone
+	})
+	return s.conn.Close()
+}
 
 // Ping reports whether ClickHouse answers.
 func (s *Store) Ping(ctx context.Context) error { return s.conn.Ping(ctx) }
@@ -196,6 +236,7 @@ func (s *Store) migrate(ctx context.Context) error {
 // they must be safe to run again, and twice at once.
 var migrationSteps = map[int]func(*Store, context.Context) error{
 	3: (*Store).copyClickIDs,
+	5: (*Store).fillWorkspaceLinks,
 }
 
 // errColumnExists is ClickHouse's error code for ADD COLUMN of a column that

@@ -1,5 +1,7 @@
 package clickhouse
 
+import "time"
+
 // StatesRead returns how many days' visitor states s's LinkStats read.
 func StatesRead(s *Store) int64 { return s.statesRead.Load() }
 
@@ -16,3 +18,27 @@ func SetQueryBounds(links, pairs int) (restore func()) {
 
 // KeyRowsRead returns how many rows of keys s's Analytics read.
 func KeyRowsRead(s *Store) int64 { return s.keyRowsRead.Load() }
+
+// SetSealInline has s's Analytics seal a whole workspace's finished days
+// before it answers (on), and never in the background.
+func SetSealInline(s *Store, on bool) { s.sealInline = on }
+
+// StopSealing keeps s from sealing in the background.
+func StopSealing(s *Store) {
+	s.sealMu.Lock()
+	s.sealing = nil
+	s.sealMu.Unlock()
+}
+
+// SetKeysSince sets the first day s reads from workspace_day_keys.
+func SetKeysSince(s *Store, day time.Time) { s.keysSince = day }
+
+// DaysSealed returns how many workspace-days s sealed.
+func DaysSealed(s *Store) int64 { return s.daysSealed.Load() }
+
+// SealedDaysRead returns how many days s's Analytics answered from seals.
+func SealedDaysRead(s *Store) int64 { return s.sealedRead.Load() }
+
+// FreshDaysRead returns how many days s's Analytics read from
+// workspace_day_keys.
+func FreshDaysRead(s *Store) int64 { return s.freshRead.Load() }

@@ -253,3 +253,7 @@ func testAnalyticsWhole(t *testing.T, b Backend) {
 	// One day of the three.
 	mustAnalyticsBoth(t, b, l.workspaceID, stats.AnalyticsQuery{LinkIDs: ids, Range: rangeOf(1, 1), GroupBy: stats.DimReferrer})
 }
+
+// RunAnalytics runs the workspace analytics cases alone, for a store that
+// answers them in more than one way (each way a run).
+func RunAnalytics(t *testing.T, open func(t *testing.T) Backend) { runAnalytics(t, open) }

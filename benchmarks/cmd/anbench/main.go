@@ -339,6 +339,26 @@ func (r storeRun) run(o options) (map[string]string, error) {
 		st.Close()
 		return nil, fmt.Errorf("%s: %w", r.name, err)
 	}
+	if sealer, ok := store.(interface {
+		Seal(ctx context.Context, ws string, from, to time.Time) error
+	}); ok && err == nil {
+		// What the store does in the background once a day is over (a
+		// query of the workspace asks it to): every finished day of the
+		// clicks sealed before the queries are timed.
+		began := time.Now()
+		now := time.Now().UTC()
+		if err = sealer.Seal(ctx, f.ws.ID, now.AddDate(0, 0, -o.days-1), now); err != nil {
+			err = fmt.Errorf("seal: %w", err)
+		} else {
+			fmt.Printf("Sealing the workspace's finished days (every day but today; the store does it in the background "+
+				"once a day is over): **%s**.\n\n", time.Since(began).Round(time.Millisecond))
+		}
+	}
+	if err != nil {
+		store.Close()
+		st.Close()
+		return nil, fmt.Errorf("%s: %w", r.name, err)
+	}
 	answers, err := timeQueries(ctx, st, store, f, o, humans)
 	store.Close()
 	st.Close()

@@ -1,0 +1,706 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"shortlink.dev/shared/stats"
+)
+
+// Workspace analytics (q.Whole): a query of a whole workspace is answered
+// day by day from the cheapest source that is exact for the day (migration
+// 0005):
+//
+//   - a sealed day, whose workspace answer Store.seal computed once the day
+//     was over, from workspace_share_sums (a row per dimension and key) or
+//     workspace_shares (a row per link too, for groupBy link and the
+//     filters' link rows), while the seal still counts every click of the
+//     day;
+//   - a day after the store began to keep workspace_day_keys (today,
+//     mostly), from there: the day's keys of the workspace are one stretch
+//     of its key, and only the link-days' visitors come from link_days;
+//   - any other day (clicked before that and not sealed yet, or sealed but
+//     clicked again since), from the links' own rollups, as a query of
+//     named links reads them.
+//
+// Every source adds the same integers into the same stats.Aggregator, so
+// the answer is the one the links' rollups give (the contract suite asks
+// both, sealed and not).
+
+// sealEvery is the least time between two seals of one workspace's days.
+const sealEvery = 30 * time.Second
+
+// sealBatchRows bounds the rows of one INSERT of a seal.
+const sealBatchRows = 100_000
+
+// workspaceAnalytics answers a whole-workspace query (q.Whole).
+func (s *Store) workspaceAnalytics(ctx context.Context, q stats.AnalyticsQuery, from, to time.Time) (*stats.Analytics, error) {
+	first, last := from.Format(dayLayout), to.Format(dayLayout)
+	clicks, seals, err := s.dayStates(ctx, q.WorkspaceID, first, last)
+	if err != nil {
+		return nil, err
+	}
+	sealable := utcDay(s.now().Add(-sealAfter))
+	var (
+		sealed        []sealedDay
+		fresh, linked []string
+		unsealed      bool
+	)
+	for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
+		day := d.Format(dayLayout)
+		n := clicks[day]
+		switch seal, ok := seals[day]; {
+		case n == 0:
+			// No click: nothing to read.
+		case ok && seal.clicks == n:
+			sealed = append(sealed, sealedDay{day, seal.gen})
+		default:
+			unsealed = unsealed || d.Before(sealable)
+			if !d.Before(s.keysSince) {
+				fresh = append(fresh, day)
+			} else {
+				linked = append(linked, day)
+			}
+		}
+	}
+	s.sealedRead.Add(int64(len(sealed)))
+	s.freshRead.Add(int64(len(fresh)))
+	g := stats.NewAggregator(q, from, to)
+	if len(sealed) > 0 {
+		if err := s.readSealed(ctx, g, q, sealed); err != nil {
+			return nil, err
+		}
+	}
+	if len(fresh) > 0 {
+		if err := s.readFresh(ctx, g, q, fresh); err != nil {
+			return nil, err
+		}
+	}
+	if len(linked) > 0 {
+		links := q.LinkIDs
+		if q.GroupBy != stats.GroupLink {
+			// Every link that had a click in the workspace, those gone
+			// from the control plane's store too, as sealed days count.
+			all, err := s.workspaceLinks(ctx, q.WorkspaceID)
+			if err != nil {
+				return nil, err
+			}
+			links = union(links, all)
+		}
+		for _, run := range dayRuns(linked) {
+			if err := s.linksAnalytics(ctx, g, q, links, run[0], run[1]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if unsealed {
+		s.requestSeal(q.WorkspaceID, from, to)
+	}
+	return g.Result(), nil
+}
+
+// sealedDay is a day answered from its seal's generation.
+type sealedDay struct {
+	day string
+	gen uint64
+}
+
+// daySeal is a workspace-day's latest seal.
+type daySeal struct {
+	gen    uint64
+	clicks int64
+}
+
+// dayStates returns the workspace's human clicks per day of [first, last]
+// (workspace_days and the clicks stored before the rollups) and its days'
+// latest seals, in one query.
+func (s *Store) dayStates(ctx context.Context, ws, first, last string) (map[string]int64, map[string]daySeal, error) {
+	rows, err := s.conn.Query(ctx, `SELECT 0, toString(day), toInt64(sum(c)), toUInt64(0) FROM (
+				SELECT day, sum(clicks) AS c FROM workspace_days
+				WHERE workspace_id = ? AND day BETWEEN toDate(?) AND toDate(?) GROUP BY day
+			UNION ALL
+				SELECT day, max(clicks) AS c FROM click_backfill
+				WHERE scope = 'workspace' AND id = ? AND dim = 'total' AND day BETWEEN toDate(?) AND toDate(?) GROUP BY day)
+			GROUP BY day
+		UNION ALL
+		SELECT 1, toString(day), argMax(clicks, gen), max(gen) FROM workspace_seals
+			WHERE workspace_id = ? AND day BETWEEN toDate(?) AND toDate(?) GROUP BY day`,
+		ws, first, last, ws, first, last, ws, first, last)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot read the workspace's days: %w", err)
+	}
+	defer rows.Close()
+	clicks, seals := map[string]int64{}, map[string]daySeal{}
+	for rows.Next() {
+		var (
+			kind uint8
+			day  string
+			n    int64
+			gen  uint64
+		)
+		if err := rows.Scan(&kind, &day, &n, &gen); err != nil {
+			return nil, nil, fmt.Errorf("cannot read the workspace's days: %w", err)
+		}
+		if kind == 0 {
+			clicks[day] = n
+		} else {
+			seals[day] = daySeal{gen, n}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("cannot read the workspace's days: %w", err)
+	}
+	return clicks, seals, nil
+}
+
+// readSealed adds the sealed days' rows to g.
+func (s *Store) readSealed(ctx context.Context, g *stats.Aggregator, q stats.AnalyticsQuery, days []sealedDay) error {
+	pairs := make([]string, len(days))
+	args := []any{q.WorkspaceID, days[0].day, days[len(days)-1].day}
+	for i, d := range days {
+		pairs[i] = "(toDate(?), toUInt64(?))"
+		args = append(args, d.day, d.gen)
+	}
+	where := `workspace_id = ? AND day BETWEEN toDate(?) AND toDate(?) AND (day, gen) IN (` + strings.Join(pairs, ", ") + `)`
+	dim, key := "total", ""
+	if q.Filter != nil {
+		dim, key = q.Filter.Dim, q.Filter.Key
+	}
+	sum := func(group string, add func(row string, clicks, milli int64)) error {
+		return s.eachShare(ctx, `SELECT `+group+`, toInt64(sum(clicks)), toInt64(sum(milli)) FROM workspace_share_sums
+			WHERE `+where+` AND dim = ? AND key = ? GROUP BY `+group, append(args, dim, key), add)
+	}
+	day := func(row string, clicks, milli int64) {
+		g.Day(stats.LinkDay{Day: row, Clicks: clicks, Visitors: milli / stats.Milli})
+	}
+	switch {
+	case q.GroupBy == stats.GroupLink:
+		// The links named (as the links' own rollups answer groupBy link).
+		add := func(row string, clicks, milli int64) {
+			g.Day(stats.LinkDay{Link: row, Clicks: clicks, Visitors: milli / stats.Milli})
+		}
+		if q.Filter != nil {
+			add = g.Sum
+		}
+		for links := range slices.Chunk(q.LinkIDs, linksPerQuery) {
+			in, ids := stringList(links)
+			if err := s.eachShare(ctx, `SELECT link_id, toInt64(sum(clicks)), toInt64(sum(milli)) FROM workspace_shares
+				WHERE `+where+` AND dim = ? AND key = ? AND link_id IN (`+in+`) GROUP BY link_id`,
+				append(append(args, dim, key), ids...), add); err != nil {
+				return err
+			}
+		}
+		return nil
+	case q.GroupBy == stats.GroupDay && q.Filter == nil:
+		return sum("toString(day)", day)
+	case q.GroupBy == stats.GroupDay:
+		return sum("toString(day)", g.Sum)
+	case q.Filter != nil:
+		return sum("key", g.Sum)
+	}
+	// A dimension: the totals, then its keys.
+	if err := sum("key", func(_ string, clicks, milli int64) { day("", clicks, milli) }); err != nil {
+		return err
+	}
+	dim = q.GroupBy
+	return s.eachShare(ctx, `SELECT key, toInt64(sum(clicks)), toInt64(sum(milli)) FROM workspace_share_sums
+		WHERE `+where+` AND dim = ? GROUP BY key`, append(args, dim), g.Sum)
+}
+
+// eachShare runs a query of (row, clicks, milli) rows and hands each to add.
+func (s *Store) eachShare(ctx context.Context, query string, args []any, add func(row string, clicks, milli int64)) error {
+	rows, err := s.conn.Query(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("cannot read the sealed days: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var row string
+		var clicks, milli int64
+		if err := rows.Scan(&row, &clicks, &milli); err != nil {
+			return fmt.Errorf("cannot read the sealed days: %w", err)
+		}
+		add(row, clicks, milli)
+		s.keyRowsRead.Add(1)
+	}
+	return rows.Err()
+}
+
+// readFresh adds to g the days (unsealed, all clicked after the store
+// began to keep workspace_day_keys): the links' days from link_days, the
+// keys from workspace_day_keys.
+func (s *Store) readFresh(ctx context.Context, g *stats.Aggregator, q stats.AnalyticsQuery, days []string) error {
+	list, dayArgs := dayList(days)
+	first, last := days[0], days[len(days)-1]
+	rows, err := s.conn.Query(ctx, `SELECT DISTINCT link_id FROM workspace_day_keys
+		WHERE workspace_id = ? AND day BETWEEN toDate(?) AND toDate(?) AND day IN (`+list+`) AND dim = 'device'`,
+		append([]any{q.WorkspaceID, first, last}, dayArgs...)...)
+	if err != nil {
+		return fmt.Errorf("cannot read the workspace's links: %w", err)
+	}
+	var links []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		links = append(links, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if q.GroupBy == stats.GroupLink {
+		named := map[string]bool{}
+		for _, id := range q.LinkIDs {
+			named[id] = true
+		}
+		links = slices.DeleteFunc(links, func(id string) bool { return !named[id] })
+	}
+	if len(links) == 0 {
+		return nil
+	}
+	want := map[string]bool{}
+	for _, d := range days {
+		want[d] = true
+	}
+	var linkDays []stats.LinkDay
+	for chunk := range slices.Chunk(links, linksPerQuery) {
+		ds, err := s.analyticsOf(ctx, chunk, first, last)
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if want[d.Day] {
+				linkDays = append(linkDays, d)
+				g.Day(d)
+			}
+		}
+	}
+	dim := stats.KeysDim(q)
+	if dim == "" {
+		return nil
+	}
+	source := `SELECT link_id, day, key, toInt64(sum(clicks)) AS key_clicks FROM workspace_day_keys
+		WHERE workspace_id = ? AND day BETWEEN toDate(?) AND toDate(?) AND day IN (` + list + `) AND dim = ?`
+	args := append(append([]any{q.WorkspaceID, first, last}, dayArgs...), dim)
+	if q.Filter != nil {
+		source += ` AND key = ?`
+		args = append(args, q.Filter.Key)
+	}
+	if q.GroupBy == stats.GroupLink {
+		in, ids := stringList(links)
+		source += ` AND link_id IN (` + in + `)`
+		args = append(args, ids...)
+	}
+	source += ` GROUP BY link_id, day, key`
+	return s.keyShares(ctx, linkDays, source, args, rowOf(q), func(r keyShare) { g.Sum(r.row, r.clicks, r.milli) })
+}
+
+// rowOf returns the expression of the row a key's clicks add to under q
+// (see stats.Aggregator.Sum).
+func rowOf(q stats.AnalyticsQuery) string {
+	switch {
+	case q.Filter != nil && q.GroupBy == stats.GroupLink:
+		return "link_id"
+	case q.Filter != nil && q.GroupBy == stats.GroupDay:
+		return "toString(day)"
+	}
+	return "key"
+}
+
+// workspaceLinks returns the links that ever had a human click in the
+// workspace.
+func (s *Store) workspaceLinks(ctx context.Context, ws string) ([]string, error) {
+	rows, err := s.conn.Query(ctx, `SELECT DISTINCT link_id FROM workspace_links WHERE workspace_id = ?`, ws)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the workspace's links: %w", err)
+	}
+	defer rows.Close()
+	var links []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		links = append(links, id)
+	}
+	return links, rows.Err()
+}
+
+// union returns the strings of a and b, each once.
+func union(a, b []string) []string {
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// dayRuns splits sorted days into runs of consecutive days, each [first, last].
+func dayRuns(days []string) [][2]string {
+	var runs [][2]string
+	for _, d := range days {
+		if n := len(runs); n > 0 {
+			prev, _ := time.Parse(dayLayout, runs[n-1][1])
+			if prev.AddDate(0, 0, 1).Format(dayLayout) == d {
+				runs[n-1][1] = d
+				continue
+			}
+		}
+		runs = append(runs, [2]string{d, d})
+	}
+	return runs
+}
+
+// requestSeal asks the sealer to seal the workspace's finished days of
+// [from, to] that are not sealed, or clicked since: at most once per
+// sealEvery per workspace, in the background.
+func (s *Store) requestSeal(ws string, from, to time.Time) {
+	if s.sealInline {
+		return
+	}
+	s.sealMu.Lock()
+	defer s.sealMu.Unlock()
+	if s.sealing == nil {
+		return // closed
+	}
+	if last, ok := s.sealedAt[ws]; ok && s.now().Sub(last) < sealEvery {
+		return
+	}
+	if r, ok := s.sealing[ws]; ok {
+		from, to = minTime(from, r[0]), maxTime(to, r[1])
+	}
+	s.sealing[ws] = [2]time.Time{from, to}
+	select {
+	case s.sealWake <- struct{}{}:
+	default:
+	}
+}
+
+// sealLoop seals what requestSeal asked for, a workspace at a time, until
+// the store is closed.
+func (s *Store) sealLoop() {
+	defer close(s.sealDone)
+	for {
+		select {
+		case <-s.sealStop:
+			return
+		case <-s.sealWake:
+		}
+		for {
+			s.sealMu.Lock()
+			var ws string
+			var r [2]time.Time
+			for ws, r = range s.sealing {
+				break
+			}
+			if ws != "" {
+				delete(s.sealing, ws)
+				s.sealedAt[ws] = s.now()
+			}
+			s.sealMu.Unlock()
+			if ws == "" {
+				break
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			go func() {
+				select {
+				case <-s.sealStop:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			if err := s.Seal(ctx, ws, r[0], r[1]); err != nil && ctx.Err() == nil {
+				s.sealErrors.Add(1)
+			}
+			cancel()
+		}
+	}
+}
+
+// sealAfter is how long after its end a day is sealed: the clicks of the
+// day that the pipeline still holds (a consumer's lag) arrive first, rather
+// than each making the day sealed again.
+const sealAfter = time.Hour
+
+// Seal computes and stores the answers of the workspace's finished UTC days
+// of [from, to] (those over for sealAfter) that have clicks and no seal
+// counting them all. A day whose clicks change while it is computed is left
+// unsealed (a later call seals it). Safe to run twice at once: each run
+// writes its own generation and the latest seal wins.
+func (s *Store) Seal(ctx context.Context, ws string, from, to time.Time) error {
+	from, to = utcDay(from), utcDay(to)
+	if over := utcDay(s.now().Add(-sealAfter)).AddDate(0, 0, -1); to.After(over) {
+		to = over
+	}
+	if to.Before(from) {
+		return nil
+	}
+	first, last := from.Format(dayLayout), to.Format(dayLayout)
+	clicks, seals, err := s.dayStates(ctx, ws, first, last)
+	if err != nil {
+		return err
+	}
+	var days []string
+	for day, n := range clicks {
+		if seal, ok := seals[day]; n > 0 && (!ok || seal.clicks != n) {
+			days = append(days, day)
+		}
+	}
+	if len(days) == 0 {
+		return nil
+	}
+	slices.Sort(days)
+	links, err := s.workspaceLinks(ctx, ws)
+	if err != nil {
+		return err
+	}
+	return s.sealDays(ctx, ws, links, days, clicks)
+}
+
+// sealDays seals days (sorted) of the workspace, whose clicks were counted
+// before it started.
+func (s *Store) sealDays(ctx context.Context, ws string, links, days []string, clicks map[string]int64) error {
+	gen := uint64(s.now().UnixNano())
+	first, last := days[0], days[len(days)-1]
+	want := map[string]bool{}
+	for _, d := range days {
+		want[d] = true
+	}
+	out := &shareWriter{s: s, ctx: ctx, ws: ws, gen: gen}
+	type sumKey struct{ dim, day, key string }
+	sums := map[sumKey]*[2]int64{}
+	perDim := map[[2]string]int64{} // (dim, day): clicks
+	add := func(dim, day, key, link string, c, m int64) error {
+		perDim[[2]string{dim, day}] += c
+		k := sumKey{dim, day, key}
+		v := sums[k]
+		if v == nil {
+			v = &[2]int64{}
+			sums[k] = v
+		}
+		v[0] += c
+		v[1] += m
+		return out.add(dim, key, day, link, c, m)
+	}
+	var linkDays []stats.LinkDay
+	for chunk := range slices.Chunk(links, linksPerQuery) {
+		ds, err := s.analyticsOf(ctx, chunk, first, last)
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if !want[d.Day] {
+				continue
+			}
+			linkDays = append(linkDays, d)
+			if err := add("total", d.Day, "", d.Link, d.Clicks, d.Visitors*stats.Milli); err != nil {
+				return err
+			}
+		}
+	}
+	list, dayArgs := dayList(days)
+	for _, dim := range stats.Dims {
+		for chunk := range slices.Chunk(links, linksPerQuery) {
+			in, ids := stringList(chunk)
+			source := `SELECT link_id, day, key, toInt64(sum(c)) AS key_clicks FROM (
+					SELECT link_id, day, key, sum(clicks) AS c FROM link_day_keys
+					WHERE link_id IN (` + in + `) AND dim = ? AND day BETWEEN toDate(?) AND toDate(?) AND day IN (` + list + `)
+					GROUP BY link_id, day, key
+				UNION ALL
+					SELECT id AS link_id, day, key, max(clicks) AS c FROM click_backfill
+					WHERE scope = 'link' AND id IN (` + in + `) AND dim = ? AND day BETWEEN toDate(?) AND toDate(?) AND day IN (` + list + `)
+					GROUP BY id, day, key)
+				GROUP BY link_id, day, key`
+			args := append(append(append([]any{}, ids...), dim, first, last), dayArgs...)
+			args = append(append(append(args, ids...), dim, first, last), dayArgs...)
+			var werr error
+			err := s.keyShares(ctx, linkDays, source, args, "concat(toString(day), '/', link_id, '/', key)", func(r keyShare) {
+				if werr != nil {
+					return
+				}
+				day, rest, _ := strings.Cut(r.row, "/")
+				link, key, _ := strings.Cut(rest, "/")
+				werr = add(dim, day, key, link, r.clicks, r.milli)
+			})
+			if err == nil {
+				err = werr
+			}
+			if err != nil {
+				return fmt.Errorf("cannot seal the days of workspace %s: %w", ws, err)
+			}
+		}
+	}
+	if err := out.flush(); err != nil {
+		return err
+	}
+	// A day is sealed when every dimension counts its clicks, which did not
+	// change meanwhile.
+	after, _, err := s.dayStates(ctx, ws, first, last)
+	if err != nil {
+		return err
+	}
+	var settled []string
+	for _, d := range days {
+		ok := after[d] == clicks[d]
+		for _, dim := range sealedDims {
+			ok = ok && perDim[[2]string{dim, d}] == clicks[d]
+		}
+		if ok {
+			settled = append(settled, d)
+		}
+	}
+	if len(settled) == 0 {
+		return nil
+	}
+	isSettled := map[string]bool{}
+	for _, d := range settled {
+		isSettled[d] = true
+	}
+	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO workspace_share_sums (workspace_id, dim, day, key, gen, clicks, milli)`)
+	if err != nil {
+		return err
+	}
+	for k, v := range sums {
+		if !isSettled[k.day] {
+			continue
+		}
+		day, _ := time.Parse(dayLayout, k.day)
+		if err := batch.Append(ws, k.dim, day, k.key, gen, v[0], v[1]); err != nil {
+			batch.Close()
+			return err
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return fmt.Errorf("cannot seal the days of workspace %s: %w", ws, err)
+	}
+	batch, err = s.conn.PrepareBatch(ctx, `INSERT INTO workspace_seals (workspace_id, day, gen, clicks)`)
+	if err != nil {
+		return err
+	}
+	for _, d := range settled {
+		day, _ := time.Parse(dayLayout, d)
+		if err := batch.Append(ws, day, gen, clicks[d]); err != nil {
+			batch.Close()
+			return err
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return fmt.Errorf("cannot seal the days of workspace %s: %w", ws, err)
+	}
+	s.daysSealed.Add(int64(len(settled)))
+	return nil
+}
+
+// shareWriter inserts a seal's rows into workspace_shares in batches of
+// sealBatchRows.
+type shareWriter struct {
+	s     *Store
+	ctx   context.Context
+	ws    string
+	gen   uint64
+	batch interface {
+		Append(...any) error
+		Send() error
+		Close() error
+	}
+	n int
+}
+
+func (w *shareWriter) add(dim, key, day, link string, clicks, milli int64) error {
+	if w.batch == nil {
+		b, err := w.s.conn.PrepareBatch(w.ctx, `INSERT INTO workspace_shares
+			(workspace_id, dim, key, day, link_id, gen, clicks, milli)`)
+		if err != nil {
+			return err
+		}
+		w.batch = b
+	}
+	d, err := time.Parse(dayLayout, day)
+	if err != nil {
+		return err
+	}
+	if err := w.batch.Append(w.ws, dim, key, d, link, w.gen, clicks, milli); err != nil {
+		return err
+	}
+	if w.n++; w.n >= sealBatchRows {
+		return w.flush()
+	}
+	return nil
+}
+
+func (w *shareWriter) flush() error {
+	if w.batch == nil {
+		return nil
+	}
+	b := w.batch
+	w.batch, w.n = nil, 0
+	return b.Send()
+}
+
+// fillWorkspaceLinks is the step in Go of migration 0005: it copies into
+// workspace_links the links of the clicks stored before workspace_links_feed
+// existed (after the INSERTs running when it starts, as copyClickIDs), and
+// records when workspace_day_keys began: now, or, when no click was stored
+// before, the beginning of time (its view saw every click).
+func (s *Store) fillWorkspaceLinks(ctx context.Context) error {
+	if err := s.waitForInserts(ctx); err != nil {
+		return err
+	}
+	var stored uint64
+	if err := s.conn.QueryRow(ctx, `SELECT count() FROM clicks`).Scan(&stored); err != nil {
+		return fmt.Errorf("cannot count the clicks: %w", err)
+	}
+	began := time.Now().UTC()
+	if stored == 0 {
+		began = time.Unix(0, 0).UTC()
+	}
+	if err := s.conn.Exec(ctx, `INSERT INTO workspace_links (workspace_id, link_id)
+		SELECT DISTINCT workspace_id, link_id FROM clicks WHERE bot = 0`); err != nil {
+		return fmt.Errorf("cannot copy the links of the clicks into workspace_links: %w", err)
+	}
+	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO workspace_day_keys_start (at)`)
+	if err != nil {
+		return err
+	}
+	if err := batch.Append(began); err != nil {
+		batch.Close()
+		return err
+	}
+	return batch.Send()
+}
+
+// readKeysSince returns the first day all of whose clicks
+// workspace_day_keys counts: the day after it began, or any day when it
+// began with the database.
+func (s *Store) readKeysSince(ctx context.Context) (time.Time, error) {
+	var at time.Time
+	if err := s.conn.QueryRow(ctx, `SELECT min(at) FROM workspace_day_keys_start`).Scan(&at); err != nil {
+		return time.Time{}, fmt.Errorf("cannot read workspace_day_keys_start: %w", err)
+	}
+	if at.Unix() <= 0 {
+		return time.Time{}, nil
+	}
+	return utcDay(at).AddDate(0, 0, 1), nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// sealedDims are the dimensions of a seal: every one counts each click of
+// the day once.
+var sealedDims = append([]string{"total"}, stats.Dims...)
