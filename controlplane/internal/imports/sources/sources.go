@@ -48,6 +48,21 @@ type Row struct {
 	// Clicks is the source's click total for the link (Shlink visits,
 	// YOURLS clicks, Bitly totals), kept as imported clicks; 0 when none.
 	Clicks int64
+
+	// The link fields below are read from our own export (the generic
+	// CSV, ExportColumns) or a mapped column, so that an export imports
+	// back field by field; the other products' exports leave them empty.
+	Description   string
+	ExpiredURL    string
+	GeoTargets    map[string]string
+	DeviceTargets map[string]string
+	IOSURL        string
+	AndroidURL    string
+	UTMSource     string
+	UTMMedium     string
+	UTMCampaign   string
+	UTMTerm       string
+	UTMContent    string
 }
 
 // RowError is a row that cannot be read (a missing URL, a bad date...):
@@ -83,7 +98,41 @@ type Reader interface {
 	Next() (Row, error)
 }
 
-// NewReader returns the reader of source over r.
+// NewReader returns the reader of source over r. It reads the start of
+// the file (the header row of a CSV): an error it returns fails the whole
+// file, in words for the user. It reads one row at a time after that,
+// never the whole file.
 func NewReader(source string, r io.Reader, opt Options) (Reader, error) {
-	return nil, fmt.Errorf("%w: %q", ErrUnknownSource, source)
+	spec, ok := csvSpecs[source]
+	if !ok && source != Kutt {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownSource, source)
+	}
+	if opt.Mapping != nil && source != CSV {
+		return nil, fmt.Errorf("a column mapping applies to the csv source only, not to %s", source)
+	}
+	if opt.Mapping != nil {
+		// A mapped file is the user's own: its cells are kept as written.
+		mapped := *spec
+		mapped.unescape = false
+		spec = &mapped
+	}
+	br, first, err := prologue(r)
+	if err != nil {
+		return nil, err
+	}
+	switch source {
+	case Bitly:
+		if first == '{' || first == '[' {
+			return newJSONReader("Bitly", "links", br, opt, bitlyItem), nil
+		}
+	case Kutt:
+		if first != '{' && first != '[' {
+			return nil, errors.New("a Kutt export is the JSON of its API (GET /api/v2/links): this file is not JSON")
+		}
+		return newJSONReader("Kutt", "data", br, opt, kuttItem), nil
+	}
+	if first == '{' || first == '[' {
+		return nil, fmt.Errorf("this file is JSON, not the CSV a %s export is", spec.name)
+	}
+	return newCSVReader(spec, br, opt, opt.Mapping)
 }
