@@ -26,8 +26,8 @@ type csvReader struct {
 func newCSVReader(spec *csvSpec, r io.Reader, opt Options, mapping map[string]string) (*csvReader, error) {
 	max := maxLine(opt)
 	// A record may span lines (quoted newlines): it is bounded too, with
-	// room for what encoding/csv's buffer reads ahead.
-	lim := newLimitReader(r, max, max+64<<10)
+	// room for what encoding/csv's buffer (4096 bytes) reads ahead.
+	lim := newLimitReader(r, max, max+4096)
 	cr := csv.NewReader(lim)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
@@ -123,7 +123,7 @@ func (c *csvReader) noDestination(header []string, mapped bool) error {
 		}
 	}
 	sort.Strings(want)
-	return fmt.Errorf("the header row has no destination URL column for a %s export (looked for: %s): is it the right source?", c.spec.name, strings.Join(want, ", "))
+	return fmt.Errorf("the header row has no destination URL column for %s (looked for: %s): is it the right source?", c.spec.name, strings.Join(want, ", "))
 }
 
 func (c *csvReader) fileError(err error) error {
@@ -198,8 +198,13 @@ type cellFunc func(field string) (value, column string, ok bool)
 
 // buildRow makes a Row of one record's cells; reason says why it cannot.
 func buildRow(spec *csvSpec, cell cellFunc) (row Row, reason string) {
+	// Our own export is read back as written; the products' cells are
+	// trimmed.
 	text := func(field string) string {
 		v, _, _ := cell(field)
+		if spec.unescape {
+			return v
+		}
 		return strings.TrimSpace(v)
 	}
 	bad := func(field string, err error) string {

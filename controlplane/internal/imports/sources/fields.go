@@ -140,7 +140,7 @@ func aliases(m map[string][]string) map[string]string {
 
 // csvSpec is how one source's CSV export names its columns.
 type csvSpec struct {
-	name    string            // the product, for messages
+	name    string            // what the file should be, for messages
 	columns map[string]string // normalized header → field
 	// defaultHosts are the product's shared short domains, which become
 	// the workspace's default domain ("").
@@ -159,7 +159,7 @@ var csvSpecs = map[string]*csvSpec{
 	// JSON fields (id, link, long_url, created_at, custom_bitlinks...):
 	// both are read.
 	Bitly: {
-		name: "Bitly",
+		name: "a Bitly export",
 		columns: aliases(map[string][]string{
 			fieldShortURL:    {"link", "bitlink", "short link", "short url", "id", "bitlink id"},
 			fieldCustomLink:  {"custom link", "custom links", "custom bitlink", "custom bitlinks", "custom back-half", "custom_bitlinks"},
@@ -179,7 +179,7 @@ var csvSpecs = map[string]*csvSpec{
 	// "Destination URL", "Clicks", "Created at", "Link ID", "Updated at",
 	// "Tags", "Archived") since; tags joined by ", ".
 	Dub: {
-		name: "Dub",
+		name: "a Dub export",
 		columns: aliases(map[string][]string{
 			fieldShortURL:    {"link", "short link", "shortLink"},
 			fieldDomain:      {"domain"},
@@ -200,7 +200,7 @@ var csvSpecs = map[string]*csvSpec{
 	// shortCode, shortUrl, longUrl, title, tags (joined by "|"), visits;
 	// maxVisits and validUntil are read when a file carries them.
 	Shlink: {
-		name: "Shlink",
+		name: "a Shlink export",
 		columns: aliases(map[string][]string{
 			fieldCreatedAt:   {"createdAt", "dateCreated", "created at"},
 			fieldDomain:      {"domain"},
@@ -217,7 +217,7 @@ var csvSpecs = map[string]*csvSpec{
 	// YOURLS keeps its links in the table yourls_url (keyword, url,
 	// title, timestamp, ip, clicks); a CSV of it has those headers.
 	YOURLS: {
-		name: "YOURLS",
+		name: "a YOURLS export",
 		columns: aliases(map[string][]string{
 			fieldSlug:        {"keyword"},
 			fieldDestination: {"url"},
@@ -227,5 +227,5 @@ var csvSpecs = map[string]*csvSpec{
 			fieldIgnored:     {"ip"},
 		}),
 	},
-	CSV: {name: "our export", columns: exportFields, unescape: true},
+	CSV: {name: "our own export", columns: exportFields, unescape: true},
 }

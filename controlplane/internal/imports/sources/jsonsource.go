@@ -27,19 +27,21 @@ type jsonReader struct {
 
 func newJSONReader(name, key string, r io.Reader, opt Options, item func([]byte) (Row, string)) *jsonReader {
 	max := maxLine(opt)
-	// json.Decoder reads ahead into a buffer up to about twice the largest
-	// value seen: the hard bound leaves it that room; the exact bound on
-	// an element is checked with InputOffset.
-	lim := newLimitReader(r, 0, 2*max+64<<10)
+	// json.Decoder reads ahead into a buffer that doubles as it grows: the
+	// hard bound (what may be read for one element) leaves it that room;
+	// the exact bound on an element is checked with InputOffset.
+	lim := newLimitReader(r, 0, 3*max+4096)
 	return &jsonReader{name: name, key: key, lim: lim, dec: json.NewDecoder(lim), max: max, item: item}
 }
 
 func (j *jsonReader) fail(err error) (Row, error) {
-	if j.lim.err != nil {
-		err = fmt.Errorf("element %d of the %q array is longer than %d bytes", j.index+1, j.key, j.max)
-	}
 	j.failed = err
 	return Row{}, err
+}
+
+// tooLong is the error of the element after the j.index-th.
+func (j *jsonReader) tooLong() error {
+	return fmt.Errorf("element %d of the %q array is longer than %d bytes", j.index+1, j.key, j.max)
 }
 
 func (j *jsonReader) syntax(err error) error {
@@ -83,11 +85,13 @@ func (j *jsonReader) open() error {
 			return nil
 		}
 		j.lim.reset()
+		start := j.dec.InputOffset()
 		var skip json.RawMessage
-		if err := j.dec.Decode(&skip); err != nil {
-			if j.lim.err != nil {
-				return fmt.Errorf("the value of %q is longer than %d bytes", key, j.max)
-			}
+		err = j.dec.Decode(&skip)
+		if j.lim.err != nil || j.dec.InputOffset()-start > int64(j.max) {
+			return fmt.Errorf("the value of %q is longer than %d bytes", key, j.max)
+		}
+		if err != nil {
 			return j.syntax(err)
 		}
 	}
@@ -118,15 +122,14 @@ func (j *jsonReader) Next() (Row, error) {
 	j.lim.reset()
 	start := j.dec.InputOffset()
 	var raw json.RawMessage
-	if err := j.dec.Decode(&raw); err != nil {
+	err := j.dec.Decode(&raw)
+	if j.lim.err != nil || j.dec.InputOffset()-start > int64(j.max) {
+		return j.fail(j.tooLong())
+	}
+	if err != nil {
 		return j.fail(j.syntax(err))
 	}
 	j.index++
-	if j.dec.InputOffset()-start > int64(j.max) {
-		j.index--
-		j.lim.err = errTooLong
-		return j.fail(nil)
-	}
 	if !utf8.Valid(raw) {
 		return j.fail(fmt.Errorf("element %d of the %q array is not UTF-8 text", j.index, j.key))
 	}

@@ -72,7 +72,8 @@ func (l *limitReader) Read(p []byte) (int, error) {
 
 // prologue opens r for reading: it drops a UTF-8 byte order mark and
 // refuses an empty file and UTF-16 (as spreadsheets save "Unicode text").
-// first is the first byte that is not white space (0 when none).
+// first is the first byte that is not white space (0 when the file is
+// white space only).
 func prologue(r io.Reader) (br *bufio.Reader, first byte, err error) {
 	br = bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(3)
@@ -98,7 +99,7 @@ func prologue(r io.Reader) (br *bufio.Reader, first byte, err error) {
 			return br, c, nil
 		}
 		if i >= 4096 {
-			return br, 0, nil
+			return br, ' ', nil // white space, and more to come
 		}
 	}
 }

@@ -120,6 +120,9 @@ func NewReader(source string, r io.Reader, opt Options) (Reader, error) {
 	if err != nil {
 		return nil, err
 	}
+	if first == 0 {
+		return nil, errors.New("the file is empty (blank lines only)")
+	}
 	switch source {
 	case Bitly:
 		if first == '{' || first == '[' {
@@ -132,7 +135,7 @@ func NewReader(source string, r io.Reader, opt Options) (Reader, error) {
 		return newJSONReader("Kutt", "data", br, opt, kuttItem), nil
 	}
 	if first == '{' || first == '[' {
-		return nil, fmt.Errorf("this file is JSON, not the CSV a %s export is", spec.name)
+		return nil, fmt.Errorf("this file is JSON, where %s is CSV", spec.name)
 	}
 	return newCSVReader(spec, br, opt, opt.Mapping)
 }
