@@ -67,6 +67,12 @@ func TestSourceFileErrors(t *testing.T) {
 		{"long quoted record", Shlink, "shortCode,longUrl,title\na,https://a.example,\"" + strings.Repeat("x\n", 10000) + "\"\n", Options{MaxLineBytes: 100}, "longer than"},
 		{"long JSON element", Bitly, `{"links":[{"long_url":"https://a.example","link":"https://bit.ly/a"},{"long_url":"https://a.example/` + strings.Repeat("x", 300) + `"}]}`, Options{MaxLineBytes: 100}, "element 2 of the \"links\" array is longer than 100 bytes"},
 		{"long skipped JSON value", Kutt, `{"meta":"` + strings.Repeat("x", 5000) + `","data":[]}`, Options{MaxLineBytes: 100}, `the value of "meta" is longer than 100 bytes`},
+		{"SQL cut short", YOURLS, "INSERT INTO `yourls_url` VALUES ('a','https://a.example", Options{}, "ends inside a string"},
+		{"SQL cut in a row", YOURLS, "INSERT INTO `yourls_url` VALUES ('a','https://a.example',", Options{}, "ends inside a row"},
+		{"SQL not UTF-8", YOURLS, "INSERT INTO yourls_url VALUES ('a','https://a.example/caf\xe9','t','2020-01-01 00:00:00','1',0);", Options{}, "row 1 of the SQL dump is not UTF-8"},
+		{"SQL long value", YOURLS, "INSERT INTO yourls_url VALUES ('a','https://a.example/" + strings.Repeat("x", 300) + "');", Options{MaxLineBytes: 100}, "longer than 100 bytes"},
+		{"SQL function", YOURLS, "-- dump\nINSERT INTO yourls_url VALUES (NOW(), 'x');", Options{}, `row 1 of the SQL dump holds "NOW"`},
+		{"SQL unclosed comment", YOURLS, "/* dump", Options{}, "ends inside a comment"},
 		{"mapping: unknown field", CSV, "u\nhttps://a.example\n", Options{Mapping: map[string]string{"destinationUrl": "u", "colour": "c"}}, `unknown field "colour"`},
 		{"mapping: missing column", CSV, "u\nhttps://a.example\n", Options{Mapping: map[string]string{"destinationUrl": "u", "title": "Name"}}, `the column "Name"`},
 		{"mapping: no destination", CSV, "u,t\nhttps://a.example,x\n", Options{Mapping: map[string]string{"title": "t"}}, "no column for destinationUrl"},
@@ -144,6 +150,7 @@ func TestSourceTenMegabyteLine(t *testing.T) {
 		{CSV, "destinationUrl,title\nhttps://a.example,\"", "longer than 1048576 bytes"},
 		{Kutt, `{"data":[{"target":"https://a.example","address":"a"},{"target":"https://a.example/`, `element 2 of the "data" array is longer than 1048576 bytes`},
 		{Bitly, `{"links":[{"long_url":"https://a.example/`, `element 1 of the "links" array is longer than 1048576 bytes`},
+		{YOURLS, "-- MySQL dump\nINSERT INTO `yourls_url` VALUES ('a','https://a.example/", "longer than 1048576 bytes"},
 	} {
 		t.Run(tt.source, func(t *testing.T) {
 			r := &countingReader{prefix: []byte(tt.prefix), n: ten, fill: 'x'}

@@ -133,6 +133,10 @@ func NewReader(source string, r io.Reader, opt Options) (Reader, error) {
 			return nil, errors.New("a Kutt export is the JSON of its API (GET /api/v2/links): this file is not JSON")
 		}
 		return newJSONReader("Kutt", "data", br, opt, kuttItem), nil
+	case YOURLS:
+		if looksLikeSQL(br) {
+			return newSQLReader(br, opt), nil
+		}
 	}
 	if first == '{' || first == '[' {
 		return nil, fmt.Errorf("this file is JSON, where %s is CSV", spec.name)

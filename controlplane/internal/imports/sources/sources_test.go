@@ -197,3 +197,17 @@ func TestSourceFixtures(t *testing.T) {
 		})
 	}
 }
+
+func TestSourceYOURLSSQLDump(t *testing.T) {
+	compare(t, readFixture(t, YOURLS, "yourls_url.sql", Options{}), []result{
+		ok(Row{Line: 1, Slug: "ozh", DestinationURL: "http://ozh.org/", Title: "Ozh RICHARD", CreatedAt: ts("2009-07-28T12:22:11Z"), Clicks: 4}),
+		ok(Row{Line: 2, Slug: "yourls", DestinationURL: "https://yourls.org/", Title: "YOURLS: Your Own URL Shortener",
+			CreatedAt: ts("2020-01-01T10:00:00Z"), Clicks: 1024}),
+		ok(Row{Line: 3, Slug: "quote", DestinationURL: "https://example.com/it's", Title: "It's \"quoted\"\nover two lines; really",
+			CreatedAt: ts("2021-01-01T00:00:00Z")}),
+		ok(Row{Line: 4, Slug: "nulltitle", DestinationURL: "https://example.com/null", Clicks: 7}),
+		ok(Row{Line: 5, Slug: "café", DestinationURL: "https://café.example/menu", Title: "Café ☕", CreatedAt: ts("2022-02-02T02:02:02Z"), Clicks: 12}),
+		rowErr(6, "the row has 5 values where yourls_url has 6 columns"),
+		rowErr(7, `no destination URL (column "url" is empty)`),
+	})
+}
