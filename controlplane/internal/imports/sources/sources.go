@@ -80,9 +80,10 @@ var ErrUnknownSource = errors.New("unknown import source")
 // Options tune a Reader.
 type Options struct {
 	// Mapping maps Row field names (domain, slug, destinationUrl, title,
-	// tags, createdAt, expiresAt, clickLimit, password, archived, clicks)
-	// to the generic CSV's column headers; nil uses the export's own
-	// header names (those of GET /links/export?format=csv).
+	// tags, createdAt, expiresAt, clickLimit, password, archived, clicks;
+	// MappingFields lists them all) to the generic CSV's column headers;
+	// nil uses the export's own header names (those of GET
+	// /links/export?format=csv, ExportColumns).
 	Mapping map[string]string
 	// MaxLineBytes bounds one line or JSON element (0: 1 MiB): a longer
 	// one fails the file with an error naming its line.
