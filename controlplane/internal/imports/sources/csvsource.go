@@ -40,6 +40,19 @@ func newCSVReader(spec *csvSpec, r io.Reader, opt Options, mapping map[string]st
 		}
 		return nil, c.fileError(err)
 	}
+	// Excel may open its CSV with a "sep=," line naming the separator
+	// (read as the cells "sep=" and "").
+	if len(header) <= 2 && strings.HasPrefix(strings.ToLower(header[0]), "sep=") {
+		if len(header) == 1 || !strings.EqualFold(header[0], "sep=") || header[1] != "" {
+			return nil, fmt.Errorf("the file says its columns are separated by %q (its first line is %q), not commas: export the file as CSV with commas between the columns", strings.Join(header, ",")[4:], strings.Join(header, ","))
+		}
+		if header, err = cr.Read(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, errors.New("the file has no header row")
+			}
+			return nil, c.fileError(err)
+		}
+	}
 	for i, h := range header {
 		if !utf8.ValidString(h) {
 			return nil, errors.New("line 1 (the header) is not UTF-8 text: save the file as UTF-8 (CSV UTF-8) and import it again")

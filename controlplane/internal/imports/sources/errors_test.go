@@ -73,6 +73,7 @@ func TestSourceFileErrors(t *testing.T) {
 		{"SQL long value", YOURLS, "INSERT INTO yourls_url VALUES ('a','https://a.example/" + strings.Repeat("x", 300) + "');", Options{MaxLineBytes: 100}, "longer than 100 bytes"},
 		{"SQL function", YOURLS, "-- dump\nINSERT INTO yourls_url VALUES (NOW(), 'x');", Options{}, `row 1 of the SQL dump holds "NOW"`},
 		{"SQL unclosed comment", YOURLS, "/* dump", Options{}, "ends inside a comment"},
+		{"Excel sep line", Dub, "sep=;\nlink;url\n", Options{}, `separated by ";"`},
 		{"mapping: unknown field", CSV, "u\nhttps://a.example\n", Options{Mapping: map[string]string{"destinationUrl": "u", "colour": "c"}}, `unknown field "colour"`},
 		{"mapping: missing column", CSV, "u\nhttps://a.example\n", Options{Mapping: map[string]string{"destinationUrl": "u", "title": "Name"}}, `the column "Name"`},
 		{"mapping: no destination", CSV, "u,t\nhttps://a.example,x\n", Options{Mapping: map[string]string{"title": "t"}}, "no column for destinationUrl"},
@@ -181,6 +182,20 @@ func TestSourceBitlyJSONShapes(t *testing.T) {
 		ok(Row{Line: 1, Slug: "t", DestinationURL: "https://t.example", Clicks: 77}),
 		rowErr(2, "the element is not a JSON object"),
 		rowErr(3, "clicks: -1 is not a whole number ≥ 0"),
+	})
+}
+
+func TestSourceExcelSepLine(t *testing.T) {
+	compare(t, readAll(t, Dub, strings.NewReader("sep=,\r\nlink,url\r\nhttps://dub.sh/a,https://a.example\r\n"), Options{}), []result{
+		ok(Row{Line: 3, Slug: "a", DestinationURL: "https://a.example"}),
+	})
+}
+
+func TestSourceKuttPagesJoined(t *testing.T) {
+	in := `[{"address":"a","target":"https://a.example","domain":null,"visit_count":1},{"address":"b","target":"https://b.example","domain":"s.example","visit_count":2}]`
+	compare(t, readAll(t, Kutt, strings.NewReader(in), Options{}), []result{
+		ok(Row{Line: 1, Slug: "a", DestinationURL: "https://a.example", Clicks: 1}),
+		ok(Row{Line: 2, Domain: "s.example", Slug: "b", DestinationURL: "https://b.example", Clicks: 2}),
 	})
 }
 
