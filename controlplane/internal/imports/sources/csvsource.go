@@ -171,9 +171,10 @@ func (c *csvReader) Next() (Row, error) {
 		}
 		line, _ := c.cr.FieldPos(0)
 		empty := true
-		for _, f := range rec {
+		for i, f := range rec {
 			if !utf8.ValidString(f) {
-				c.failed = fmt.Errorf("line %d is not UTF-8 text: save the file as UTF-8 (CSV UTF-8) and import it again", line)
+				bad, _ := c.cr.FieldPos(i)
+				c.failed = fmt.Errorf("line %d is not UTF-8 text: save the file as UTF-8 (CSV UTF-8) and import it again", bad)
 				return Row{}, c.failed
 			}
 			if strings.TrimSpace(f) != "" {

@@ -112,7 +112,7 @@ func NewReader(source string, r io.Reader, opt Options) (Reader, error) {
 		return nil, fmt.Errorf("a column mapping applies to the csv source only, not to %s", source)
 	}
 	if opt.Mapping != nil {
-		// A mapped file is the user's own: its cells are kept as written.
+		// A mapped file is the user's own: no apostrophe of our export is removed.
 		mapped := *spec
 		mapped.unescape = false
 		spec = &mapped
