@@ -386,3 +386,82 @@ func exportCell(r Row, col string) string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// rowsReader writes a header, then row(i) for i = 0, 1, ... n-1, lazily.
+type rowsReader struct {
+	pending []byte
+	i, n    int
+	row     func(i int) string
+	tail    string
+	read    int
+}
+
+func (r *rowsReader) Read(p []byte) (int, error) {
+	for len(r.pending) == 0 {
+		switch {
+		case r.i < r.n:
+			r.pending = []byte(r.row(r.i))
+			r.i++
+		case r.tail != "":
+			r.pending, r.tail = []byte(r.tail), ""
+		default:
+			return 0, io.EOF
+		}
+	}
+	k := copy(p, r.pending)
+	r.pending = r.pending[k:]
+	r.read += k
+	return k, nil
+}
+
+// The readers stream: the first row comes after reading a buffer's worth
+// of a file of 200,000 rows, and every row comes in turn.
+func TestSourceStreams(t *testing.T) {
+	const n = 200000
+	for _, tt := range []struct {
+		source string
+		row    func(i int) string
+		tail   string
+	}{
+		{YOURLS, func(i int) string {
+			if i == 0 {
+				return "keyword,url,title,timestamp,ip,clicks\n"
+			}
+			return "k" + itoa(int64(i)) + ",https://example.com/" + itoa(int64(i)) + ",t,2020-01-01 00:00:00,::1,1\n"
+		}, ""},
+		{Kutt, func(i int) string {
+			if i == 0 {
+				return `{"total":200000,"data":[` + "\n"
+			}
+			return `{"address":"k` + itoa(int64(i)) + `","target":"https://example.com/","visit_count":1},` + "\n"
+		}, `{"address":"last","target":"https://example.com/"}]}`},
+	} {
+		t.Run(tt.source, func(t *testing.T) {
+			r := &rowsReader{n: n, row: tt.row, tail: tt.tail}
+			rd, err := NewReader(tt.source, r, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := rd.Next(); err != nil {
+				t.Fatal(err)
+			}
+			if r.read > 256<<10 {
+				t.Errorf("read %d bytes for the first row", r.read)
+			}
+			rows := 1
+			for {
+				_, err := rd.Next()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows++
+			}
+			if want := n - 1; tt.source == Kutt && rows != n || tt.source == YOURLS && rows != want {
+				t.Errorf("%d rows", rows)
+			}
+		})
+	}
+}

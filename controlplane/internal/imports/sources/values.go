@@ -90,11 +90,14 @@ func isDigits(s string) bool {
 	return true
 }
 
+// digitGroups drops the separators of digit groups.
+var digitGroups = strings.NewReplacer(",", "", " ", "", "_", "")
+
 // parseCount reads a whole number ≥ 0 ("1,234" and "1 234" too, as
 // spreadsheets write them).
 func parseCount(s string) (int64, error) {
 	s = strings.TrimSpace(s)
-	s = strings.NewReplacer(",", "", " ", "", "_", "").Replace(s)
+	s = digitGroups.Replace(s)
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 0 {
 		// "12.0" as a spreadsheet may write a count.
