@@ -29,7 +29,8 @@ var Names = []string{Bitly, Dub, Shlink, Kutt, YOURLS, CSV}
 // "the export does not say".
 type Row struct {
 	// Line is where the row starts in the file (1-based; for JSON the
-	// index of the element, 1-based), for the job's report.
+	// index of the element, for a YOURLS SQL dump the row's rank among
+	// the yourls_url rows, both 1-based), for the job's report.
 	Line           int
 	Domain         string // the short domain, "" for the workspace's default domain
 	Slug           string // the back-half / short code / keyword; "" lets the job generate one
@@ -46,7 +47,8 @@ type Row struct {
 	HasPassword bool
 	Archived    bool
 	// Clicks is the source's click total for the link (Shlink visits,
-	// YOURLS clicks, Bitly totals), kept as imported clicks; 0 when none.
+	// YOURLS clicks, Bitly totals, Dub clicks, Kutt visit_count, our
+	// export's clickCount), kept as imported clicks; 0 when none.
 	Clicks int64
 
 	// The link fields below are read from our own export (the generic
