@@ -29,7 +29,8 @@ var Names = []string{Bitly, Dub, Shlink, Kutt, YOURLS, CSV}
 // "the export does not say".
 type Row struct {
 	// Line is where the row starts in the file (1-based; for JSON the
-	// index of the element, 1-based), for the job's report.
+	// index of the element, for a YOURLS SQL dump the row's rank among
+	// the yourls_url rows, both 1-based), for the job's report.
 	Line           int
 	Domain         string // the short domain, "" for the workspace's default domain
 	Slug           string // the back-half / short code / keyword; "" lets the job generate one
@@ -46,8 +47,24 @@ type Row struct {
 	HasPassword bool
 	Archived    bool
 	// Clicks is the source's click total for the link (Shlink visits,
-	// YOURLS clicks, Bitly totals), kept as imported clicks; 0 when none.
+	// YOURLS clicks, Bitly totals, Dub clicks, Kutt visit_count, our
+	// export's clickCount), kept as imported clicks; 0 when none.
 	Clicks int64
+
+	// The link fields below are read from our own export (the generic
+	// CSV, ExportColumns) or a mapped column, so that an export imports
+	// back field by field; the other products' exports leave them empty.
+	Description   string
+	ExpiredURL    string
+	GeoTargets    map[string]string
+	DeviceTargets map[string]string
+	IOSURL        string
+	AndroidURL    string
+	UTMSource     string
+	UTMMedium     string
+	UTMCampaign   string
+	UTMTerm       string
+	UTMContent    string
 }
 
 // RowError is a row that cannot be read (a missing URL, a bad date...):
@@ -65,9 +82,10 @@ var ErrUnknownSource = errors.New("unknown import source")
 // Options tune a Reader.
 type Options struct {
 	// Mapping maps Row field names (domain, slug, destinationUrl, title,
-	// tags, createdAt, expiresAt, clickLimit, password, archived, clicks)
-	// to the generic CSV's column headers; nil uses the export's own
-	// header names (those of GET /links/export?format=csv).
+	// tags, createdAt, expiresAt, clickLimit, password, archived, clicks;
+	// MappingFields lists them all) to the generic CSV's column headers;
+	// nil uses the export's own header names (those of GET
+	// /links/export?format=csv, ExportColumns).
 	Mapping map[string]string
 	// MaxLineBytes bounds one line or JSON element (0: 1 MiB): a longer
 	// one fails the file with an error naming its line.
@@ -83,7 +101,48 @@ type Reader interface {
 	Next() (Row, error)
 }
 
-// NewReader returns the reader of source over r.
+// NewReader returns the reader of source over r. It reads the start of
+// the file (the header row of a CSV): an error it returns fails the whole
+// file, in words for the user. It reads one row at a time after that,
+// never the whole file.
 func NewReader(source string, r io.Reader, opt Options) (Reader, error) {
-	return nil, fmt.Errorf("%w: %q", ErrUnknownSource, source)
+	spec, ok := csvSpecs[source]
+	if !ok && source != Kutt {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownSource, source)
+	}
+	if opt.Mapping != nil && source != CSV {
+		return nil, fmt.Errorf("a column mapping applies to the csv source only, not to %s", source)
+	}
+	if opt.Mapping != nil {
+		// A mapped file is the user's own: no apostrophe of our export is removed.
+		mapped := *spec
+		mapped.unescape = false
+		spec = &mapped
+	}
+	br, first, err := prologue(r)
+	if err != nil {
+		return nil, err
+	}
+	if first == 0 {
+		return nil, errors.New("the file is empty (blank lines only)")
+	}
+	switch source {
+	case Bitly:
+		if first == '{' || first == '[' {
+			return newJSONReader("Bitly", "links", br, opt, bitlyItem), nil
+		}
+	case Kutt:
+		if first != '{' && first != '[' {
+			return nil, errors.New("a Kutt export is the JSON of its API (GET /api/v2/links): this file is not JSON")
+		}
+		return newJSONReader("Kutt", "data", br, opt, kuttItem), nil
+	case YOURLS:
+		if looksLikeSQL(br) {
+			return newSQLReader(br, opt), nil
+		}
+	}
+	if first == '{' || first == '[' {
+		return nil, fmt.Errorf("this file is JSON, where %s is CSV", spec.name)
+	}
+	return newCSVReader(spec, br, opt, opt.Mapping)
 }
