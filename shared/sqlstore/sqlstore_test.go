@@ -76,7 +76,9 @@ func TestPostgres(t *testing.T) {
 // TestPersKeySQLite runs the suites of personal keys and of links' authors
 // on SQLite.
 func TestPersKeySQLite(t *testing.T) {
-	open := func(t *testing.T) *sqlstore.Store { return mustOpenSQLite(t, filepath.Join(t.TempDir(), "shortlink.db")) }
+	open := func(t *testing.T) *sqlstore.Store {
+		return mustOpenSQLite(t, filepath.Join(t.TempDir(), "shortlink.db"))
+	}
 	t.Run("PersonalKeys", func(t *testing.T) {
 		storetest.PersonalKeys(t, func(t *testing.T) storetest.PersonalKeyStores { return open(t) })
 	})

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/audit"
+	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/id"
 	"shortlink.dev/shared/link"
