@@ -45,6 +45,8 @@ var linkFields = []string{
 	"hasPassword", "expiresAt", "expiredUrl", "clickLimit", "clickCount", "geoTargets",
 	"deviceTargets", "iosUrl", "androidUrl", "utmSource", "utmMedium", "utmCampaign",
 	"utmTerm", "utmContent", "isArchived", "lastClickedAt", "createdAt", "updatedAt",
+	// Who created the link and who changed it last (docs/api.md).
+	"author", "lastEditor",
 }
 
 // Link is the full link record.
@@ -208,7 +210,7 @@ func TestAPIKeys(t *testing.T) {
 
 	r := tg.API(t, a.Key, "POST", "/api-keys", obj{"name": "reader", "permissions": []string{"links:read"}}).wantSuccess(t, http.StatusCreated)
 	m := r.DataMap(t)
-	wantExactKeys(t, "created key", m, "id", "name", "key", "permissions", "createdAt")
+	wantExactKeys(t, "created key", m, "id", "name", "key", "permissions", "createdAt", "owner")
 	var reader struct {
 		ID, Name, Key, CreatedAt string
 		Permissions              []string
@@ -232,7 +234,7 @@ func TestAPIKeys(t *testing.T) {
 		r.Data(t, &items)
 		var ids []string
 		for _, it := range items {
-			wantExactKeys(t, "listed key", it, "id", "name", "permissions", "createdAt")
+			wantExactKeys(t, "listed key", it, "id", "name", "permissions", "createdAt", "owner")
 			var id string
 			mustJSON(t, it["id"], &id)
 			ids = append(ids, id)
