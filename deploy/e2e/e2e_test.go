@@ -509,10 +509,14 @@ func TestLinks(t *testing.T) {
 				DeviceTargets: map[string]string{"mobile": "https://m.example.com/", "tablet": "https://t.example.com/", "desktop": "https://example.com/desk"},
 				IOSURL:        ptr("myapp://open/item?id=1"), AndroidURL: ptr("https://play.google.com/store/apps/details?id=com.example"),
 				UTMSource: ptr("newsletter"), UTMMedium: ptr("email"), UTMCampaign: ptr("launch"), UTMTerm: ptr("shoes"), UTMContent: ptr("hero"),
-				ExpiresAt: l.ExpiresAt, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt,
+				ExpiresAt: l.ExpiresAt, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt, Author: l.Author,
 			}
 			if diff := diffLinks(want, l); diff != "" {
 				t.Errorf("link record differs:\n%s", diff)
+			}
+			// Made by the workspace's key (named "e2e"), never changed since.
+			if l.Author == nil || l.Author.Type != "key" || !keyIDRE.MatchString(l.Author.ID) || l.Author.Name != "e2e" {
+				t.Errorf("author %+v, want the key e2e", l.Author)
 			}
 			if l.ExpiresAt == nil || !wantTime(t, "expiresAt", *l.ExpiresAt).Equal(exp) {
 				t.Errorf("expiresAt %v, want %s", l.ExpiresAt, exp.Format(time.RFC3339))
