@@ -6,11 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"shortlink.dev/shared/audit"
+	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/migration"
 	"shortlink.dev/shared/sqlstore"
 	"shortlink.dev/shared/storetest"
+	"shortlink.dev/shared/workspace"
 )
 
 // TestPersKeyMigrateSQLite checks migration 0021 on links made before it:
@@ -73,5 +76,46 @@ func testMigrate0021(t *testing.T, db *sql.DB, open func() *sqlstore.Store) {
 	k, err := s.GetAPIKey(ctx, "ws1", "key_ci")
 	if err != nil || k.Owner != nil || len(k.Permissions) != 1 {
 		t.Fatalf("a key made before 0021 = %+v, %v; want the workspace's, as it was", k, err)
+	}
+}
+
+func TestPersKeySessionSQLite(t *testing.T) {
+	testPersKeySession(t, mustOpenSQLite(t, filepath.Join(t.TempDir(), "shortlink.db")))
+}
+
+func TestPersKeySessionPostgres(t *testing.T) {
+	testPersKeySession(t, mustOpenPostgres(t, mustCreatePostgresDB(t)))
+}
+
+// testPersKeySession: a dashboard session signed in with a personal key acts
+// within its owner's current role, and ends when the owner leaves.
+func testPersKeySession(t *testing.T, s *sqlstore.Store) {
+	ctx := context.Background()
+	ws := storetest.MustCreateWorkspace(t, s)
+	storetest.MustAddMember(t, s, ws.ID, workspace.Owner)
+	m := storetest.MustAddMember(t, s, ws.ID, workspace.Member)
+	k, _ := workspace.NewAPIKey(ws.ID, "mine", []workspace.Permission{workspace.LinksRead, workspace.LinksWrite}, time.Now())
+	k.Owner = m.User
+	if err := s.CreateAPIKey(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateSession(ctx, "ph1", k.ID, "csrf", time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	_, got, err := s.SessionKey(ctx, "ph1")
+	if err != nil || got.Owner == nil || got.Owner.ID != m.User.ID || len(got.Permissions) != 2 {
+		t.Fatalf("the session's key = %+v, %v", got, err)
+	}
+	if _, err := s.SetMemberRole(ctx, ws.ID, m.User.ID, workspace.Viewer); err != nil {
+		t.Fatal(err)
+	}
+	if _, got, err = s.SessionKey(ctx, "ph1"); err != nil || len(got.Permissions) != 1 || got.Permissions[0] != workspace.LinksRead {
+		t.Fatalf("the session's key after the role was lowered = %+v, %v; want links:read only", got, err)
+	}
+	if _, err := s.DeleteMember(ctx, ws.ID, m.User.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.SessionKey(ctx, "ph1"); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("the session of a removed member's key: %v, want NOT_FOUND", err)
 	}
 }
