@@ -189,7 +189,7 @@ func (s *Store) DeleteMember(ctx context.Context, workspaceID, userID string) (*
 			return err
 		}
 		// perskeys: so do the personal keys the member made there (keys.go).
-		return deletePersonalKeys(ctx, tx, workspaceID, userID)
+		return s.deletePersonalKeys(ctx, tx, workspaceID, userID)
 	})
 }
 

@@ -159,9 +159,46 @@ func (s *Store) ListAPIKeys(ctx context.Context, workspaceID, ownerID string, of
 
 // deletePersonalKeys deletes, within tx, the keys the user owns in the
 // workspace: a removed member's keys end with the membership, so that a
-// re-invite cannot bring them back.
-func deletePersonalKeys(ctx context.Context, tx *sql.Tx, workspaceID, userID string) error {
-	_, err := tx.ExecContext(ctx, `DELETE FROM api_keys WHERE owner_user_id = $1 AND workspace_id = $2`, userID, workspaceID)
+// re-invite cannot bring them back. Each is recorded in the audit log as
+// revoked (api_key.revoked, as keys.Service.Delete records it) by who
+// removed the member.
+func (s *Store) deletePersonalKeys(ctx context.Context, tx *sql.Tx, workspaceID, userID string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, name, permissions FROM api_keys
+		WHERE owner_user_id = $1 AND workspace_id = $2 ORDER BY created_at, id`, userID, workspaceID)
+	if err != nil {
+		return err
+	}
+	var entries []audit.Entry
+	for rows.Next() {
+		var id, name, perms string
+		if err := rows.Scan(&id, &name, &perms); err != nil {
+			rows.Close()
+			return err
+		}
+		list := []string{}
+		for _, p := range strings.Split(perms, ",") {
+			if p != "" {
+				list = append(list, p)
+			}
+		}
+		e, err := audit.Of(workspaceID, "api_key.revoked", "api_key", id,
+			map[string]any{"name": name, "permissions": list, "owner": userID}, nil)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		entries = append(entries, e)
+	}
+	if err := closeRows(rows); err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if err := s.writeAudit(ctx, tx, entries); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `DELETE FROM api_keys WHERE owner_user_id = $1 AND workspace_id = $2`, userID, workspaceID)
 	return err
 }
 

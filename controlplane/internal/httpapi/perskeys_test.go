@@ -137,6 +137,17 @@ func TestPersKeyRemovedMemberRefusedAtOnce(t *testing.T) {
 	if keys := dataOf[[]api.APIKey](t, a.do(t, a.key, "GET", "/api/v1/api-keys", "")); len(keys) != 1 {
 		t.Fatalf("keys after the removal = %+v", keys)
 	}
+	// Each recorded as revoked, by who removed him, in the removal's transaction.
+	entries := dataOf[[]api.AuditEntry](t, a.do(t, a.key, "GET", "/api/v1/audit-log?action=api_key.revoked", ""))
+	revoked := map[string]bool{}
+	for _, e := range entries {
+		if e.Actor.Type == "key" && string(e.Changes["owner"].Old) == `"`+bob.User.ID+`"` {
+			revoked[e.ResourceID] = true
+		}
+	}
+	if len(entries) != 2 || !revoked[k.ID] || !revoked[child.ID] {
+		t.Fatalf("api_key.revoked entries = %+v", entries)
+	}
 }
 
 func TestPersKeyRoleLoweredLimitsTheKey(t *testing.T) {
