@@ -58,6 +58,13 @@ type Link struct {
 	CreatedAt time.Time `json:"createdAt"`
 	// UpdatedAt is when the link last changed.
 	UpdatedAt time.Time `json:"updatedAt"`
+	// Author is who created the link (issue 22's createdBy): a person
+	// (type "user"), an API key ("key") or the system, as the audit log
+	// names them; null when not known.
+	Author *AuditActor `json:"author"`
+	// LastEditor is who changed the link last (issue 22's updatedBy),
+	// archiving and restoring included; null until it is first changed.
+	LastEditor *AuditActor `json:"lastEditor"`
 }
 
 // LinkInput is a new link; only DestinationURL is required.

@@ -14,6 +14,22 @@ type APIKey struct {
 	Permissions []string `json:"permissions"`
 	// CreatedAt is when the key was made.
 	CreatedAt time.Time `json:"createdAt"`
+	// Owner is the person a personal key belongs to (made by a person
+	// signed in, or by one of their keys); null for the workspace's keys.
+	// A personal key acts with those of its Permissions that the owner's
+	// role holds, and stops when the owner leaves the workspace.
+	Owner *APIKeyOwner `json:"owner"`
+}
+
+// APIKeyOwner is the person a personal key belongs to.
+type APIKeyOwner struct {
+	// ID is the user's id (usr_…).
+	ID string `json:"id"`
+	// Name is the person's name.
+	Name string `json:"name"`
+	// Role is the person's role in the workspace now; empty once they left
+	// (the key then works no more).
+	Role string `json:"role"`
 }
 
 // APIKeyInput is a key to make: a name and permissions the caller's key holds.

@@ -132,7 +132,7 @@ func TestBootstrapKeyIsEnsured(t *testing.T) {
 	if w.Name != DefaultWorkspace || w.Plan != workspace.Pro {
 		t.Fatalf("workspace %+v", w)
 	}
-	keys, total, _ := st.ListAPIKeys(ctx, w.ID, 0, 10)
+	keys, total, _ := st.ListAPIKeys(ctx, w.ID, "", 0, 10)
 	if total != 1 || len(keys) != 1 {
 		t.Fatalf("bootstrap made %d keys, want 1", total)
 	}

@@ -12,6 +12,10 @@ import (
 // AuditEntry is one change in the workspace's audit log.
 type AuditEntry = api.AuditEntry
 
+// AuditActor is who made a change: an entry's actor, a link's Author and
+// LastEditor.
+type AuditActor = api.AuditActor
+
 // AuditOptions filters the audit log; zero fields select everything.
 type AuditOptions struct {
 	Page

@@ -160,9 +160,14 @@ func (c *Client) ExportClicks(ctx context.Context, id string, r Range) ([]byte, 
 }
 
 // APIKey is an API key; Key (its value) is set only when it was just made.
+// Owner is set on a personal key (made by a person signed in).
 type APIKey = api.APIKey
 
-// ListAPIKeys returns one page of the workspace's keys (keys:write).
+// APIKeyOwner is the person a personal key belongs to.
+type APIKeyOwner = api.APIKeyOwner
+
+// ListAPIKeys returns one page of the workspace's keys (keys:write), or,
+// for a person signed in without keys:write, their own.
 func (c *Client) ListAPIKeys(ctx context.Context, p Page) ([]APIKey, Meta, error) {
 	q := url.Values{}
 	p.query(q)
@@ -174,14 +179,17 @@ func (c *Client) ListAPIKeys(ctx context.Context, p Page) ([]APIKey, Meta, error
 	return out, meta, err
 }
 
-// CreateAPIKey makes a key holding permissions the caller's key holds (keys:write).
+// CreateAPIKey makes a key holding permissions the caller's key holds
+// (keys:write); a person signed in (or their personal key) makes a personal
+// key, theirs, with at most their role's permissions.
 func (c *Client) CreateAPIKey(ctx context.Context, name string, permissions []string) (*APIKey, error) {
 	var k APIKey
 	body := api.APIKeyInput{Name: name, Permissions: permissions}
 	return &k, c.do(ctx, call{method: http.MethodPost, path: "/api-keys", body: body, data: &k})
 }
 
-// DeleteAPIKey revokes a key (keys:write).
+// DeleteAPIKey revokes a key (keys:write; a person without it revokes
+// their own keys only).
 func (c *Client) DeleteAPIKey(ctx context.Context, id string) error {
 	return c.do(ctx, call{method: http.MethodDelete, path: path("api-keys", id)})
 }

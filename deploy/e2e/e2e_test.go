@@ -45,6 +45,8 @@ var linkFields = []string{
 	"hasPassword", "expiresAt", "expiredUrl", "clickLimit", "clickCount", "geoTargets",
 	"deviceTargets", "iosUrl", "androidUrl", "utmSource", "utmMedium", "utmCampaign",
 	"utmTerm", "utmContent", "isArchived", "lastClickedAt", "createdAt", "updatedAt",
+	// Who created the link and who changed it last (docs/api.md).
+	"author", "lastEditor",
 }
 
 // Link is the full link record.
@@ -208,7 +210,7 @@ func TestAPIKeys(t *testing.T) {
 
 	r := tg.API(t, a.Key, "POST", "/api-keys", obj{"name": "reader", "permissions": []string{"links:read"}}).wantSuccess(t, http.StatusCreated)
 	m := r.DataMap(t)
-	wantExactKeys(t, "created key", m, "id", "name", "key", "permissions", "createdAt")
+	wantExactKeys(t, "created key", m, "id", "name", "key", "permissions", "createdAt", "owner")
 	var reader struct {
 		ID, Name, Key, CreatedAt string
 		Permissions              []string
@@ -232,7 +234,7 @@ func TestAPIKeys(t *testing.T) {
 		r.Data(t, &items)
 		var ids []string
 		for _, it := range items {
-			wantExactKeys(t, "listed key", it, "id", "name", "permissions", "createdAt")
+			wantExactKeys(t, "listed key", it, "id", "name", "permissions", "createdAt", "owner")
 			var id string
 			mustJSON(t, it["id"], &id)
 			ids = append(ids, id)
@@ -507,10 +509,14 @@ func TestLinks(t *testing.T) {
 				DeviceTargets: map[string]string{"mobile": "https://m.example.com/", "tablet": "https://t.example.com/", "desktop": "https://example.com/desk"},
 				IOSURL:        ptr("myapp://open/item?id=1"), AndroidURL: ptr("https://play.google.com/store/apps/details?id=com.example"),
 				UTMSource: ptr("newsletter"), UTMMedium: ptr("email"), UTMCampaign: ptr("launch"), UTMTerm: ptr("shoes"), UTMContent: ptr("hero"),
-				ExpiresAt: l.ExpiresAt, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt,
+				ExpiresAt: l.ExpiresAt, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt, Author: l.Author,
 			}
 			if diff := diffLinks(want, l); diff != "" {
 				t.Errorf("link record differs:\n%s", diff)
+			}
+			// Made by the workspace's key (named "e2e"), never changed since.
+			if l.Author == nil || l.Author.Type != "key" || !keyIDRE.MatchString(l.Author.ID) || l.Author.Name != "e2e" {
+				t.Errorf("author %+v, want the key e2e", l.Author)
 			}
 			if l.ExpiresAt == nil || !wantTime(t, "expiresAt", *l.ExpiresAt).Equal(exp) {
 				t.Errorf("expiresAt %v, want %s", l.ExpiresAt, exp.Format(time.RFC3339))

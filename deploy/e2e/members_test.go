@@ -66,17 +66,18 @@ func TestMembers(t *testing.T) {
 		t.Errorf("a used invite: %s", r)
 	}
 
-	// Within the role: a link. Outside it: no API keys, no invites.
+	// Within the role: a link and personal keys. Outside it: no keys
+	// beyond the role, no invites.
 	d.open("/links/new")
 	d.set("#destinationUrl", "https://example.com/by-mia")
 	d.do("create", chromedp.Click(chromedp.CSS(`form button[type=submit].btn-primary`)))
 	d.await("the new link", `document.readyState === 'complete' && /\/links\/lnk_/.test(location.pathname)`)
-	if nav := d.text(".nav"); strings.Contains(nav, "API keys") || strings.Contains(nav, "Audit log") {
-		t.Errorf("a member's menu offers %q", nav)
+	if nav := d.text(".nav"); !strings.Contains(nav, "API keys") || strings.Contains(nav, "Audit log") {
+		t.Errorf("a member's menu offers %q, want her (personal) API keys and no audit log", nav)
 	}
 	d.open("/keys")
-	if body := d.text("main"); !strings.Contains(body, "keys:write") {
-		t.Errorf("a member on the keys page sees %q, want the missing permission named", body)
+	if body := d.text("main"); !strings.Contains(body, "personal") || dashEval[bool](d, `!!document.querySelector('input[value="keys:write"]')`) {
+		t.Errorf("a member on the keys page sees %q, want her personal keys and no keys:write to grant", body)
 	}
 	d.shoot("members-member", "/members")
 	if dashEval[bool](d, `!!document.querySelector('form[action="/members/invite"]')`) {

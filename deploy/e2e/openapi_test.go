@@ -247,7 +247,7 @@ func TestOpenAPICheckCatchesDrift(t *testing.T) {
 	}
 	h := http.Header{"Content-Type": {"application/json"}, "X-Ratelimit-Limit": {"60"}, "X-Ratelimit-Remaining": {"59"},
 		"X-Ratelimit-Reset": {"1900000000"}, "X-Request-Id": {"req_1"}}
-	link := `{"id":"lnk_1","shortUrl":"http://s/a","destinationUrl":"https://e.com","slug":"a","domain":"s","title":null,"description":null,"tags":[],"hasPassword":false,"expiresAt":null,"expiredUrl":null,"clickLimit":null,"clickCount":0,"geoTargets":null,"deviceTargets":null,"iosUrl":null,"androidUrl":null,"utmSource":null,"utmMedium":null,"utmCampaign":null,"utmTerm":null,"utmContent":null,"isArchived":false,"lastClickedAt":null,"createdAt":"2030-01-02T03:04:05Z","updatedAt":"2030-01-02T03:04:05Z"}`
+	link := `{"id":"lnk_1","shortUrl":"http://s/a","destinationUrl":"https://e.com","slug":"a","domain":"s","title":null,"description":null,"tags":[],"hasPassword":false,"expiresAt":null,"expiredUrl":null,"clickLimit":null,"clickCount":0,"geoTargets":null,"deviceTargets":null,"iosUrl":null,"androidUrl":null,"utmSource":null,"utmMedium":null,"utmCampaign":null,"utmTerm":null,"utmContent":null,"isArchived":false,"lastClickedAt":null,"createdAt":"2030-01-02T03:04:05Z","updatedAt":"2030-01-02T03:04:05Z","author":{"type":"key","id":"key_1","name":"ci"},"lastEditor":null}`
 	base := "http://127.0.0.1:1/api/v1"
 	good := `{"success":true,"data":` + link + `}`
 	if msg := c.check("GET", base+"/links/lnk_1", 200, h, []byte(good)); msg != "" {

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"shortlink.dev/shared/audit"
 )
 
 // Link is a short link as stored. Optional values are nil when absent.
@@ -35,6 +37,11 @@ type Link struct {
 	UpdatedAt     time.Time
 	// CreatedBy is the id of the API key that created the link.
 	CreatedBy string
+	// Author is who created the link and Editor who changed it last
+	// (archive and restore included), as the audit log names them: a key,
+	// a person, or the system. Nil when not known (an Editor before
+	// migration 0021, or a link never changed since it was made).
+	Author, Editor *audit.Actor
 }
 
 // UTM holds the link's UTM parameters, set on the target at redirect time.

@@ -161,9 +161,12 @@ func (s *Store) DeleteDomain(ctx context.Context, workspaceID, id string, at tim
 			return err
 		}
 		r = domain.Removal{Domain: d, Links: []domain.LinkRef{}, GallerySlugs: []string{}}
-		rows, err := tx.QueryContext(ctx, `UPDATE links SET is_archived = TRUE, updated_at = $1
+		// The links it archives were last changed by who removes it.
+		by := requestActor(ctx)
+		rows, err := tx.QueryContext(ctx, `UPDATE links SET is_archived = TRUE, updated_at = $1,
+			editor_type = $4, editor_id = $5, editor_name = $6
 			WHERE workspace_id = $2 AND domain = $3 AND is_archived = FALSE RETURNING id, slug`,
-			micros(at), workspaceID, d.Name)
+			micros(at), workspaceID, d.Name, actorType(by), actorID(by), actorName(by))
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/link"
 )
@@ -20,7 +21,8 @@ var _ link.Store = (*Store)(nil)
 const linkColumns = `id, workspace_id, domain, slug, destination_url, title, description, tags,
 	password_hash, expires_at, expired_url, click_limit, click_count, geo_targets, device_targets,
 	ios_url, android_url, utm_source, utm_medium, utm_campaign, utm_term, utm_content,
-	is_archived, last_clicked_at, created_by, created_at, updated_at`
+	is_archived, last_clicked_at, created_by, created_at, updated_at,
+	author_type, author_id, author_name, editor_type, editor_id, editor_name`
 
 // clickLedger is, in a query on links under the name t (the table's name or
 // its alias), the clicks that the link's clickLimit ledger ever charged, as a
@@ -65,12 +67,14 @@ func (s *Store) CreateLink(ctx context.Context, l *link.Link, maxActive int) err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO links (`+linkColumns+`) VALUES
 			($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-			 $20, $21, $22, $23, $24, $25, $26, $27)`,
+			 $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33)`,
 			l.ID, l.WorkspaceID, l.Domain, l.Slug, l.DestinationURL, nullString(l.Title), nullString(l.Description), tags,
 			l.PasswordHash, nullMicros(l.ExpiresAt), nullString(l.ExpiredURL), nullInt(l.ClickLimit), l.ClickCount, geo, device,
 			nullString(l.IOSURL), nullString(l.AndroidURL), nullString(l.UTM.Source), nullString(l.UTM.Medium),
 			nullString(l.UTM.Campaign), nullString(l.UTM.Term), nullString(l.UTM.Content),
 			l.IsArchived, nullMicros(l.LastClickedAt), l.CreatedBy, micros(l.CreatedAt), micros(l.UpdatedAt),
+			actorType(l.Author), actorID(l.Author), actorName(l.Author),
+			actorType(l.Editor), actorID(l.Editor), actorName(l.Editor),
 		); err != nil {
 			return err
 		}
@@ -140,13 +144,13 @@ func (s *Store) updateLink(ctx context.Context, tx *sql.Tx, l *link.Link, readAt
 		title = $6, description = $7, tags = $8, password_hash = $9, expires_at = $10, expired_url = $11,
 		click_limit = $12, geo_targets = $13, device_targets = $14, ios_url = $15, android_url = $16,
 		utm_source = $17, utm_medium = $18, utm_campaign = $19, utm_term = $20, utm_content = $21,
-		is_archived = $22, updated_at = $23
+		is_archived = $22, updated_at = $23, editor_type = $25, editor_id = $26, editor_name = $27
 		WHERE id = $1 AND workspace_id = $2 AND updated_at = $24`,
 		l.ID, l.WorkspaceID, l.Domain, l.Slug, l.DestinationURL, nullString(l.Title), nullString(l.Description),
 		tags, l.PasswordHash, nullMicros(l.ExpiresAt), nullString(l.ExpiredURL), nullInt(l.ClickLimit), geo, device,
 		nullString(l.IOSURL), nullString(l.AndroidURL), nullString(l.UTM.Source), nullString(l.UTM.Medium),
 		nullString(l.UTM.Campaign), nullString(l.UTM.Term), nullString(l.UTM.Content), l.IsArchived, micros(l.UpdatedAt),
-		micros(readAt),
+		micros(readAt), actorType(l.Editor), actorID(l.Editor), actorName(l.Editor),
 	)
 	if err != nil {
 		return err
@@ -354,13 +358,18 @@ func scanLink(row scanner) (*link.Link, error) {
 		tags                                     string
 		expiresAt, clickLimit, lastClicked       sql.NullInt64
 		createdAt, updatedAt                     int64
+		authorType, authorID, authorName         sql.NullString
+		editorType, editorID, editorName         sql.NullString
 	)
 	if err := row.Scan(&l.ID, &l.WorkspaceID, &l.Domain, &l.Slug, &l.DestinationURL, &title, &desc, &tags,
 		&l.PasswordHash, &expiresAt, &expiredURL, &clickLimit, &l.ClickCount, &geo, &device,
 		&ios, &android, &src, &med, &camp, &term, &cont,
-		&l.IsArchived, &lastClicked, &l.CreatedBy, &createdAt, &updatedAt); err != nil {
+		&l.IsArchived, &lastClicked, &l.CreatedBy, &createdAt, &updatedAt,
+		&authorType, &authorID, &authorName, &editorType, &editorID, &editorName); err != nil {
 		return nil, err
 	}
+	l.Author = actorOf(authorType, authorID, authorName)
+	l.Editor = actorOf(editorType, editorID, editorName)
 	l.Title, l.Description, l.ExpiredURL = stringPtr(title), stringPtr(desc), stringPtr(expiredURL)
 	l.IOSURL, l.AndroidURL = stringPtr(ios), stringPtr(android)
 	l.UTM = link.UTM{Source: stringPtr(src), Medium: stringPtr(med), Campaign: stringPtr(camp), Term: stringPtr(term), Content: stringPtr(cont)}
@@ -418,4 +427,44 @@ func nullInt(p *int64) sql.NullInt64 {
 		return sql.NullInt64{}
 	}
 	return sql.NullInt64{Int64: *p, Valid: true}
+}
+
+// actorType, actorID and actorName are the columns of a link's author or
+// editor: NULL when not known.
+func actorType(a *audit.Actor) sql.NullString {
+	if a == nil {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: string(a.Type), Valid: true}
+}
+
+func actorID(a *audit.Actor) sql.NullString {
+	if a == nil {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: a.ID, Valid: true}
+}
+
+func actorName(a *audit.Actor) sql.NullString {
+	if a == nil {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: a.Name, Valid: true}
+}
+
+// actorOf reads a link's author or editor: nil when not known.
+func actorOf(typ, id, name sql.NullString) *audit.Actor {
+	if !typ.Valid {
+		return nil
+	}
+	return &audit.Actor{Type: audit.ActorType(typ.String), ID: id.String, Name: name.String}
+}
+
+// requestActor is who acts in ctx (audit.WithRequest), else the system.
+func requestActor(ctx context.Context) *audit.Actor {
+	if r, ok := audit.RequestOf(ctx); ok && r.Actor.Type != "" {
+		return &r.Actor
+	}
+	a := audit.System
+	return &a
 }

@@ -185,8 +185,11 @@ func (s *Store) DeleteMember(ctx context.Context, workspaceID, userID string) (*
 		}
 		// Its sessions in the workspace end with it: a re-invited member's
 		// old (perhaps stolen) cookies must not come back to life.
-		_, err := tx.ExecContext(ctx, `DELETE FROM user_sessions WHERE workspace_id = $1 AND user_id = $2`, workspaceID, userID)
-		return err
+		if _, err := tx.ExecContext(ctx, `DELETE FROM user_sessions WHERE workspace_id = $1 AND user_id = $2`, workspaceID, userID); err != nil {
+			return err
+		}
+		// perskeys: so do the personal keys the member made there (keys.go).
+		return s.deletePersonalKeys(ctx, tx, workspaceID, userID)
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"shortlink.dev/shared/fault"
@@ -24,13 +25,18 @@ func (s *Store) CreateSession(ctx context.Context, idHash, keyID, csrfToken stri
 
 // SessionKey returns the CSRF token of the session whose id hashes to idHash
 // and the API key it acts for, read afresh. A session that is unknown, has
-// expired, or whose key was revoked is NOT_FOUND.
+// expired, or whose key was revoked is NOT_FOUND, as is one of a personal
+// key whose owner left the workspace (APIKeyByHash).
 func (s *Store) SessionKey(ctx context.Context, idHash string) (string, *workspace.APIKey, error) {
 	var csrf string
-	row := s.db.QueryRowContext(ctx, `SELECT s.csrf_token, k.id, k.workspace_id, k.name, k.key_hash, k.permissions, k.created_at
-		FROM dashboard_sessions s JOIN api_keys k ON k.id = s.key_id
+	row := s.db.QueryRowContext(ctx, `SELECT s.csrf_token, `+strings.TrimPrefix(keySelect, "SELECT ")+`
+		JOIN dashboard_sessions s ON s.key_id = k.id
 		WHERE s.id_hash = $1 AND s.expires_at > $2`, idHash, micros(s.Now()))
 	k, err := scanKey(prefixRow{row, &csrf})
+	if err == nil && k.Owner != nil && k.OwnerRole == "" {
+		// A personal key's owner left the workspace: its sessions end.
+		err = sql.ErrNoRows
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil, fault.NotFoundf("session")
 	}

@@ -73,6 +73,32 @@ func TestPostgres(t *testing.T) {
 	runSuites(t, open)
 }
 
+// TestPersKeySQLite runs the suites of personal keys and of links' authors
+// on SQLite.
+func TestPersKeySQLite(t *testing.T) {
+	open := func(t *testing.T) *sqlstore.Store {
+		return mustOpenSQLite(t, filepath.Join(t.TempDir(), "shortlink.db"))
+	}
+	t.Run("PersonalKeys", func(t *testing.T) {
+		storetest.PersonalKeys(t, func(t *testing.T) storetest.PersonalKeyStores { return open(t) })
+	})
+	t.Run("LinkAuthors", func(t *testing.T) {
+		storetest.LinkAuthors(t, func(t *testing.T) storetest.Stores { return open(t) })
+	})
+}
+
+// TestPersKeyPostgres runs them on PostgreSQL.
+func TestPersKeyPostgres(t *testing.T) {
+	dbURL := mustCreatePostgresDB(t)
+	open := func(t *testing.T) *sqlstore.Store { return mustOpenPostgres(t, dbURL) }
+	t.Run("PersonalKeys", func(t *testing.T) {
+		storetest.PersonalKeys(t, func(t *testing.T) storetest.PersonalKeyStores { return open(t) })
+	})
+	t.Run("LinkAuthors", func(t *testing.T) {
+		storetest.LinkAuthors(t, func(t *testing.T) storetest.Stores { return open(t) })
+	})
+}
+
 // TestWsFairSQLite runs the suite of fairness across workspaces on SQLite,
 // each subtest on a database of its own.
 func TestWsFairSQLite(t *testing.T) {

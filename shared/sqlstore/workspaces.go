@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"shortlink.dev/shared/audit"
@@ -60,18 +61,52 @@ func (s *Store) SetPlan(ctx context.Context, id string, plan workspace.Plan) err
 	return wrapWrite("set plan", err)
 }
 
-// CreateAPIKey implements workspace.Store.
+// CreateAPIKey implements workspace.Store. A personal key is stored only
+// while its owner is a member of the workspace (else NOT_FOUND): a key made
+// in the instant of its owner's removal cannot outlive the membership.
 func (s *Store) CreateAPIKey(ctx context.Context, k *workspace.APIKey) error {
-	return wrapWrite("create API key", s.execOne(ctx, "", `INSERT INTO api_keys (id, workspace_id, name, key_hash, permissions, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`,
-		k.ID, k.WorkspaceID, k.Name, k.Hash, joinPermissions(k.Permissions), micros(k.CreatedAt)))
+	var owner sql.NullString
+	if k.Owner != nil {
+		owner = sql.NullString{String: k.Owner.ID, Valid: true}
+	}
+	return wrapWrite("create API key", s.inTx(ctx, func(tx *sql.Tx) error {
+		if owner.Valid {
+			// Serialised with DeleteMember, which locks the row too.
+			if err := s.lockWorkspace(ctx, tx, k.WorkspaceID); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM members WHERE workspace_id = $1 AND user_id = $2`,
+				k.WorkspaceID, owner.String).Scan(&n); err != nil {
+				return err
+			}
+			if n == 0 {
+				return fault.NotFoundf("member")
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, workspace_id, name, key_hash, permissions, created_at, owner_user_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			k.ID, k.WorkspaceID, k.Name, k.Hash, joinPermissions(k.Grants()), micros(k.CreatedAt), owner)
+		return err
+	}))
 }
 
-const keyColumns = `id, workspace_id, name, key_hash, permissions, created_at`
+// keySelect reads a key with its owner (a personal key's) and the owner's
+// role in the key's workspace (NULL when the owner is no member there);
+// scanKey reads what it selects.
+const keySelect = `SELECT k.id, k.workspace_id, k.name, k.key_hash, k.permissions, k.created_at,
+	k.owner_user_id, u.name, u.email, m.role
+	FROM api_keys k
+	LEFT JOIN users u ON u.id = k.owner_user_id
+	LEFT JOIN members m ON m.workspace_id = k.workspace_id AND m.user_id = k.owner_user_id`
 
-// APIKeyByHash implements workspace.Store.
+// APIKeyByHash implements workspace.Store: a personal key whose owner is no
+// member of its workspace is NOT_FOUND, as an unknown one.
 func (s *Store) APIKeyByHash(ctx context.Context, hash string) (*workspace.APIKey, error) {
-	k, err := scanKey(s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE key_hash = $1`, hash))
+	k, err := scanKey(s.db.QueryRowContext(ctx, keySelect+` WHERE k.key_hash = $1`, hash))
+	if err == nil && k.Owner != nil && k.OwnerRole == "" {
+		err = sql.ErrNoRows
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fault.NotFoundf("API key")
 	}
@@ -83,7 +118,7 @@ func (s *Store) APIKeyByHash(ctx context.Context, hash string) (*workspace.APIKe
 
 // GetAPIKey implements workspace.Store.
 func (s *Store) GetAPIKey(ctx context.Context, workspaceID, id string) (*workspace.APIKey, error) {
-	k, err := scanKey(s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1 AND workspace_id = $2`,
+	k, err := scanKey(s.db.QueryRowContext(ctx, keySelect+` WHERE k.id = $1 AND k.workspace_id = $2`,
 		id, workspaceID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fault.NotFoundf("API key")
@@ -95,13 +130,18 @@ func (s *Store) GetAPIKey(ctx context.Context, workspaceID, id string) (*workspa
 }
 
 // ListAPIKeys implements workspace.Store.
-func (s *Store) ListAPIKeys(ctx context.Context, workspaceID string, offset, limit int) ([]*workspace.APIKey, int, error) {
+func (s *Store) ListAPIKeys(ctx context.Context, workspaceID, ownerID string, offset, limit int) ([]*workspace.APIKey, int, error) {
+	where, args := `k.workspace_id = $1`, []any{workspaceID}
+	if ownerID != "" {
+		where, args = where+` AND k.owner_user_id = $2`, append(args, ownerID)
+	}
 	var total int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM api_keys WHERE workspace_id = $1`, workspaceID).Scan(&total); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM api_keys k WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count API keys: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE workspace_id = $1
-		ORDER BY created_at, id LIMIT $2 OFFSET $3`, workspaceID, limit, offset)
+	n := len(args)
+	rows, err := s.db.QueryContext(ctx, keySelect+` WHERE `+where+`
+		ORDER BY k.created_at, k.id LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list API keys: %w", err)
 	}
@@ -117,24 +157,78 @@ func (s *Store) ListAPIKeys(ctx context.Context, workspaceID string, offset, lim
 	return out, total, rows.Err()
 }
 
+// deletePersonalKeys deletes, within tx, the keys the user owns in the
+// workspace: a removed member's keys end with the membership, so that a
+// re-invite cannot bring them back. Each is recorded in the audit log as
+// revoked (api_key.revoked, as keys.Service.Delete records it) by who
+// removed the member.
+func (s *Store) deletePersonalKeys(ctx context.Context, tx *sql.Tx, workspaceID, userID string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, name, permissions FROM api_keys
+		WHERE owner_user_id = $1 AND workspace_id = $2 ORDER BY created_at, id`, userID, workspaceID)
+	if err != nil {
+		return err
+	}
+	var entries []audit.Entry
+	for rows.Next() {
+		var id, name, perms string
+		if err := rows.Scan(&id, &name, &perms); err != nil {
+			rows.Close()
+			return err
+		}
+		list := []string{}
+		for _, p := range strings.Split(perms, ",") {
+			if p != "" {
+				list = append(list, p)
+			}
+		}
+		e, err := audit.Of(workspaceID, "api_key.revoked", "api_key", id,
+			map[string]any{"name": name, "permissions": list, "owner": userID}, nil)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		entries = append(entries, e)
+	}
+	if err := closeRows(rows); err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if err := s.writeAudit(ctx, tx, entries); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `DELETE FROM api_keys WHERE owner_user_id = $1 AND workspace_id = $2`, userID, workspaceID)
+	return err
+}
+
 // DeleteAPIKey implements workspace.Store.
 func (s *Store) DeleteAPIKey(ctx context.Context, workspaceID, id string) error {
 	return wrapWrite("delete API key", s.execOne(ctx, "API key", `DELETE FROM api_keys WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
 }
 
+// scanKey reads a row of keySelect. A personal key's Permissions are those
+// it was granted that its owner's role holds: none when the owner left.
 func scanKey(row scanner) (*workspace.APIKey, error) {
 	var k workspace.APIKey
 	var perms string
 	var created int64
-	if err := row.Scan(&k.ID, &k.WorkspaceID, &k.Name, &k.Hash, &perms, &created); err != nil {
+	var owner, ownerName, ownerEmail, role sql.NullString
+	if err := row.Scan(&k.ID, &k.WorkspaceID, &k.Name, &k.Hash, &perms, &created,
+		&owner, &ownerName, &ownerEmail, &role); err != nil {
 		return nil, err
 	}
 	k.CreatedAt = fromMicros(created)
-	k.Permissions = []workspace.Permission{}
+	k.Granted = []workspace.Permission{}
 	for _, p := range strings.Split(perms, ",") {
 		if p != "" {
-			k.Permissions = append(k.Permissions, workspace.Permission(p))
+			k.Granted = append(k.Granted, workspace.Permission(p))
 		}
+	}
+	k.Permissions = k.Granted
+	if owner.Valid {
+		k.Owner = &workspace.User{ID: owner.String, Name: ownerName.String, Email: ownerEmail.String}
+		k.Limit(workspace.Role(role.String))
 	}
 	return &k, nil
 }

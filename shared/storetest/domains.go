@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/id"
@@ -295,7 +296,8 @@ func Domains(t *testing.T, open func(t *testing.T) Stores) {
 		wantDomain(t, "another workspace's claim on the name", mustGetDomain(t, s, other.ID, claim.ID), claim)
 
 		for _, l := range []*link.Link{a, b} {
-			l.IsArchived, l.UpdatedAt = true, at(100)
+			// No request acts here: the removal is the system's.
+			l.IsArchived, l.UpdatedAt, l.Editor = true, at(100), &audit.System
 			wantLink(t, "link "+l.Slug+" on the deleted domain", MustGetLink(t, s, ws.ID, l.ID), l)
 		}
 		wantLink(t, "a link archived before", MustGetLink(t, s, ws.ID, archived.ID), archived)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/id"
 	"shortlink.dev/shared/link"
@@ -42,6 +43,8 @@ func fullLink(workspaceID, domainName, slug string) *link.Link {
 		CreatedAt:     base,
 		UpdatedAt:     base.Add(time.Minute),
 		CreatedBy:     id.New(id.Key),
+		Author:        &audit.Actor{Type: audit.ActorUser, ID: id.New(id.User), Name: "Ada"},
+		Editor:        &audit.Actor{Type: audit.ActorKey, ID: id.New(id.Key), Name: "ci"},
 	}
 }
 
@@ -219,6 +222,8 @@ func Links(t *testing.T, open func(t *testing.T) Stores) {
 
 		want := *upd
 		want.ClickCount, want.LastClickedAt = l.ClickCount, l.LastClickedAt
+		// Who created the link stays: UpdateLink writes its editor only.
+		want.Author = l.Author
 		wantLink(t, "after update", MustGetLink(t, s, ws.ID, l.ID), &want)
 
 		_, err := s.ResolveLink(ctx, oldDom, "before")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/gallery"
@@ -251,7 +252,16 @@ func linkFields(l *link.Link) map[string]string {
 		"CreatedAt":      showTime(l.CreatedAt),
 		"UpdatedAt":      showTime(l.UpdatedAt),
 		"CreatedBy":      l.CreatedBy,
+		"Author":         showActor(l.Author),
+		"Editor":         showActor(l.Editor),
 	}
+}
+
+func showActor(a *audit.Actor) string {
+	if a == nil {
+		return "nil"
+	}
+	return fmt.Sprintf("%s %q %q", a.Type, a.ID, a.Name)
 }
 
 func showString(p *string) string {

@@ -186,7 +186,7 @@ func Workspaces(t *testing.T, open func(t *testing.T) Stores) {
 
 func mustListKeys(t testing.TB, s workspace.Store, workspaceID string, offset, limit int) ([]*workspace.APIKey, int) {
 	t.Helper()
-	keys, total, err := s.ListAPIKeys(context.Background(), workspaceID, offset, limit)
+	keys, total, err := s.ListAPIKeys(context.Background(), workspaceID, "", offset, limit)
 	if err != nil {
 		t.Fatalf("list API keys: %v", err)
 	}

@@ -142,6 +142,47 @@ type APIKey struct {
 	// (MemberKey): it is no stored key but the member, whose role's
 	// permissions it holds.
 	ActsFor *Membership
+	// Owner is set on a personal key (docs/teams.md): the person who made
+	// it, a member of the workspace. The store reads such a key only while
+	// its owner is a member; Permissions are then what it was granted that
+	// the owner's current role holds (Granted ∩ the role's), so a lowered
+	// role limits the key at once. Nil for the workspace's keys.
+	Owner *User
+	// OwnerRole is the owner's role as read with the key.
+	OwnerRole Role
+	// Granted are the permissions the key was made with; for a workspace's
+	// key they are its Permissions.
+	Granted []Permission
+}
+
+// Personal reports whether the key is a person's (its Owner or, for a
+// session's key, the member it acts for) and returns the person.
+func (k *APIKey) Personal() (*User, bool) {
+	if k.ActsFor != nil {
+		return k.ActsFor.User, true
+	}
+	return k.Owner, k.Owner != nil
+}
+
+// Grants returns the permissions the key was made with: Granted, or
+// Permissions for a key that does not set it.
+func (k *APIKey) Grants() []Permission {
+	if k.Granted != nil {
+		return k.Granted
+	}
+	return k.Permissions
+}
+
+// Limit sets the key's Permissions to those of its Granted permissions that
+// role holds: a personal key acts within its owner's current role.
+func (k *APIKey) Limit(role Role) {
+	k.OwnerRole = role
+	k.Permissions = []Permission{}
+	for _, p := range k.Granted {
+		if role.holds(p) {
+			k.Permissions = append(k.Permissions, p)
+		}
+	}
 }
 
 // MemberKey returns the key a person's dashboard session acts with in the
@@ -190,14 +231,19 @@ type Store interface {
 	FindWorkspaceByName(ctx context.Context, name string) (*Workspace, error)
 	// SetPlan changes the workspace's plan, or fails with NOT_FOUND.
 	SetPlan(ctx context.Context, id string, plan Plan) error
-	// CreateAPIKey stores k (its hash, never its value).
+	// CreateAPIKey stores k (its hash, never its value, and its Owner's id).
 	CreateAPIKey(ctx context.Context, k *APIKey) error
-	// APIKeyByHash returns the key with the hash, or NOT_FOUND.
+	// APIKeyByHash returns the key with the hash, or NOT_FOUND; a personal
+	// key whose owner is no member of its workspace is NOT_FOUND, and one
+	// whose owner is comes limited to the owner's role (APIKey.Limit).
 	APIKeyByHash(ctx context.Context, hash string) (*APIKey, error)
-	// GetAPIKey returns the workspace's key with the id, or NOT_FOUND.
+	// GetAPIKey returns the workspace's key with the id, or NOT_FOUND; a
+	// personal key comes with its owner even when the owner left (so that
+	// it can be revoked), limited to the owner's role, none when they left.
 	GetAPIKey(ctx context.Context, workspaceID, id string) (*APIKey, error)
-	// ListAPIKeys returns a page of the workspace's keys, oldest first, and their total.
-	ListAPIKeys(ctx context.Context, workspaceID string, offset, limit int) ([]*APIKey, int, error)
+	// ListAPIKeys returns a page of the workspace's keys, oldest first, and
+	// their total: every key when ownerID is empty, else the person's only.
+	ListAPIKeys(ctx context.Context, workspaceID, ownerID string, offset, limit int) ([]*APIKey, int, error)
 	// DeleteAPIKey removes the workspace's key, or fails with NOT_FOUND.
 	DeleteAPIKey(ctx context.Context, workspaceID, id string) error
 }
@@ -212,6 +258,7 @@ func NewAPIKey(workspaceID, name string, perms []Permission, now time.Time) (*AP
 		Name:        name,
 		Hash:        HashKey(value),
 		Permissions: perms,
+		Granted:     perms,
 		CreatedAt:   now.UTC().Truncate(time.Microsecond),
 	}, value
 }

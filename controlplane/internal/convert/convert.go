@@ -41,7 +41,16 @@ func Link(l *link.Link, cfg *config.Config) api.Link {
 		UTMSource: l.UTM.Source, UTMMedium: l.UTM.Medium, UTMCampaign: l.UTM.Campaign,
 		UTMTerm: l.UTM.Term, UTMContent: l.UTM.Content, IsArchived: l.IsArchived,
 		LastClickedAt: utcOrNil(l.LastClickedAt), CreatedAt: l.CreatedAt.UTC(), UpdatedAt: l.UpdatedAt.UTC(),
+		Author: actor(l.Author), LastEditor: actor(l.Editor),
 	}
+}
+
+// actor is the API's view of a link's author or editor: nil when not known.
+func actor(a *audit.Actor) *api.AuditActor {
+	if a == nil {
+		return nil
+	}
+	return &api.AuditActor{Type: string(a.Type), ID: a.ID, Name: a.Name}
 }
 
 // Stats returns the API's view of a link's statistics over rng. A click
@@ -116,13 +125,17 @@ func Analytics(groupBy string, a *stats.Analytics, rng stats.Range) api.Analytic
 // the answer that made it only (else empty, and left out).
 func APIKey(k *workspace.APIKey, value string) api.APIKey {
 	var perms []string
-	if k.Permissions != nil {
-		perms = make([]string, len(k.Permissions))
-		for i, p := range k.Permissions {
+	if granted := k.Grants(); granted != nil {
+		perms = make([]string, len(granted))
+		for i, p := range granted {
 			perms[i] = string(p)
 		}
 	}
-	return api.APIKey{ID: k.ID, Name: k.Name, Key: value, Permissions: perms, CreatedAt: k.CreatedAt.UTC()}
+	out := api.APIKey{ID: k.ID, Name: k.Name, Key: value, Permissions: perms, CreatedAt: k.CreatedAt.UTC()}
+	if k.Owner != nil {
+		out.Owner = &api.APIKeyOwner{ID: k.Owner.ID, Name: k.Owner.Name, Role: string(k.OwnerRole)}
+	}
+	return out
 }
 
 // Domain returns the API's view of d with the TXT record that proves it.

@@ -3,6 +3,7 @@ package convert_test
 import (
 	"time"
 
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/gallery"
 	"shortlink.dev/shared/link"
@@ -37,7 +38,9 @@ func fxLinks() []*link.Link {
 			GeoTargets: map[string]string{"DE": "https://example.de", "FR": "https://example.fr"}, DeviceTargets: map[string]string{"mobile": "https://m.example.com"},
 			IOSURL: fxStr("myapp://x"), AndroidURL: fxStr("https://play.example.com"),
 			UTM:        link.UTM{Source: fxStr("s"), Medium: fxStr("m"), Campaign: fxStr("c"), Term: fxStr("t"), Content: fxStr("co")},
-			IsArchived: true, LastClickedAt: fxTime(fxT1.Add(time.Minute)), CreatedAt: fxT1, UpdatedAt: fxT2, CreatedBy: "key_1",
+			IsArchived: true, LastClickedAt: fxTime(fxT1.Add(time.Minute)), CreatedAt: fxT1, UpdatedAt: fxT2, CreatedBy: "usr_1",
+			Author: &audit.Actor{Type: audit.ActorUser, ID: "usr_1", Name: "Ada <&>"},
+			Editor: &audit.Actor{Type: audit.ActorKey, ID: "key_1", Name: "CI"},
 		},
 		{ID: "lnk_min", WorkspaceID: "ws_1", Domain: "sho.rt", Slug: "min", DestinationURL: "https://example.com", GeoTargets: map[string]string{}, CreatedAt: fxT2, UpdatedAt: fxT2},
 	}
@@ -116,5 +119,10 @@ func fxDeliveries() []*webhook.Delivery {
 func fxKeys() []*workspace.APIKey {
 	return []*workspace.APIKey{
 		{ID: "key_1", WorkspaceID: "ws_1", Name: "CI", Hash: "h", Permissions: []workspace.Permission{"links:read", "links:write"}, CreatedAt: fxT1},
+		// A personal key of a person whose role (viewer) now limits it: the
+		// answer shows what it was granted and the owner's role.
+		{ID: "key_2", WorkspaceID: "ws_1", Name: "mine", Hash: "h2", Permissions: []workspace.Permission{"links:read"},
+			Granted: []workspace.Permission{"links:read", "links:write"}, CreatedAt: fxT2,
+			Owner: &workspace.User{ID: "usr_1", Name: "Ada"}, OwnerRole: workspace.Viewer},
 	}
 }

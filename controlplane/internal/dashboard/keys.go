@@ -22,7 +22,7 @@ type keysPage struct {
 }
 
 func (d *Dashboard) keysPage(r *http.Request, p *keysPage) *apiError {
-	p.Groups = workspace.PermissionGroups
+	p.Groups = offered(sessionOf(r).key)
 	page, problem := pageOf(r)
 	if problem != nil {
 		return problem
@@ -50,8 +50,10 @@ func (d *Dashboard) createKey(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.PostFormValue("all") == "on" {
 		p.Chosen = nil
-		for _, perm := range workspace.AllPermissions {
-			p.Chosen = append(p.Chosen, string(perm))
+		for _, g := range offered(sessionOf(r).key) {
+			for _, perm := range g.Permissions {
+				p.Chosen = append(p.Chosen, string(perm))
+			}
 		}
 	}
 	v := view{Title: "API keys", Nav: "keys", Data: p, Form: keyFields}
@@ -87,4 +89,27 @@ func (d *Dashboard) revokeKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.redirectDone(w, r, "/keys", "revoked")
+}
+
+// offered is the permissions the create form offers: every one to a key's
+// session (the API refuses what the key does not hold, as before), and to a
+// person (perskeys) only those their role holds, a personal key's most, so
+// that "Every permission" means every one they may grant.
+func offered(k *workspace.APIKey) []workspace.PermissionGroup {
+	if k.ActsFor == nil {
+		return workspace.PermissionGroups
+	}
+	var out []workspace.PermissionGroup
+	for _, g := range workspace.PermissionGroups {
+		held := workspace.PermissionGroup{Label: g.Label}
+		for _, perm := range g.Permissions {
+			if k.Has(perm) {
+				held.Permissions = append(held.Permissions, perm)
+			}
+		}
+		if len(held.Permissions) > 0 {
+			out = append(out, held)
+		}
+	}
+	return out
 }

@@ -126,6 +126,25 @@ type linkForm struct {
 	Status  status
 	QR      template.URL // data: URL of the short URL's QR code
 	Domains []string
+	// CreatedBy and UpdatedBy name the saved link's author and last
+	// editor for people (actorLabel); empty when not known.
+	CreatedBy, UpdatedBy string
+}
+
+// actorLabel names who made a change for people: a person by their name,
+// a key as key “name”, the system as such; empty when not known.
+func actorLabel(a *client.AuditActor) string {
+	switch {
+	case a == nil:
+		return ""
+	case a.Type == "key":
+		return "key “" + a.Name + "”"
+	case a.Type == "user" && a.Name != "":
+		return a.Name
+	case a.Type == "user":
+		return "a person (" + a.ID + ")"
+	}
+	return "the system"
 }
 
 // geoRows is how many empty country rows the form offers.
@@ -136,7 +155,8 @@ func formOfRecord(l *client.Link) *linkForm {
 		Title: str(l.Title), Description: str(l.Description), Tags: strings.Join(l.Tags, ", "), HasPassword: l.HasPassword,
 		ExpiredURL: str(l.ExpiredURL), IOSURL: str(l.IOSURL), AndroidURL: str(l.AndroidURL),
 		UTMSource: str(l.UTMSource), UTMMedium: str(l.UTMMedium), UTMCampaign: str(l.UTMCampaign), UTMTerm: str(l.UTMTerm),
-		UTMContent: str(l.UTMContent), IsArchived: l.IsArchived, ClickCount: l.ClickCount, Status: linkStatus(*l)}
+		UTMContent: str(l.UTMContent), IsArchived: l.IsArchived, ClickCount: l.ClickCount, Status: linkStatus(*l),
+		CreatedBy: actorLabel(l.Author), UpdatedBy: actorLabel(l.LastEditor)}
 	if l.ExpiresAt != nil {
 		f.ExpiresAt = l.ExpiresAt.UTC().Format("2006-01-02T15:04")
 	}

@@ -128,9 +128,8 @@ func (a *API) identify(ctx context.Context, header string) (*principal, error) {
 		return nil, err
 	}
 	p := &principal{Workspace: ws, Key: k}
-	if k.ActsFor != nil {
-		p.User = k.ActsFor.User
-	}
+	// A person's session, or a personal key: the audit log names the person.
+	p.User, _ = k.Personal()
 	return p, nil
 }
 
@@ -229,8 +228,7 @@ func (a *API) principalOfKey(ctx context.Context, k *workspace.APIKey) (*princip
 		return nil, err
 	}
 	p := &principal{Workspace: ws, Key: k}
-	if k.ActsFor != nil {
-		p.User = k.ActsFor.User
-	}
+	// A person's session, or a personal key: the audit log names the person.
+	p.User, _ = k.Personal()
 	return p, nil
 }

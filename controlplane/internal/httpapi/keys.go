@@ -9,8 +9,23 @@ import (
 	"shortlink.dev/controlplane/internal/convert"
 	"shortlink.dev/controlplane/internal/keys"
 	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/workspace"
 )
 
+// needKeys lets through the key routes' callers (keys.Allowed): keys
+// holding keys:write, and people signed in to the dashboard, who manage
+// their own personal keys whatever their role.
+func (a *API) needKeys(next http.Handler) http.Handler {
+	return a.need("")(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := principalOf(r.Context()); !keys.Allowed(p.Key) {
+			a.writeError(w, r, fault.New(fault.Forbidden, "%s lacks the %s permission", keys.Subject(p.Key), workspace.KeysWrite))
+			return
+		}
+		next.ServeHTTP(w, r)
+	}))
+}
+
+// listKeys lists the workspace's keys, or a person's own without keys:write.
 func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
 	var fe fault.FieldErrors
 	p := parsePage(r, &fe)
@@ -18,7 +33,8 @@ func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
-	keys, total, err := a.keys.List(r.Context(), principalOf(r.Context()).Workspace, p.offset(), p.PerPage)
+	pr := principalOf(r.Context())
+	keys, total, err := a.keys.List(r.Context(), pr.Workspace, pr.Key, p.offset(), p.PerPage)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
@@ -31,7 +47,8 @@ func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
 }
 
 // createKey makes a key of the caller's workspace. A key cannot hand out a
-// permission it does not hold itself (403, keys.MayManage).
+// permission it does not hold itself (403, keys.MayManage); a person's key
+// is theirs (keys.Service.Create).
 func (a *API) createKey(w http.ResponseWriter, r *http.Request) {
 	var in keys.Input
 	if err := decodeJSON(r, &in); err != nil {

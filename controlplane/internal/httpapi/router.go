@@ -172,9 +172,9 @@ func (a *API) routes() chi.Router {
 		r.With(a.need(workspace.AnalyticsRead)).Get("/links/{id}/clicks.csv", a.exportClicks) // export.go
 		r.With(a.need(workspace.AnalyticsRead)).Get("/analytics", a.workspaceAnalytics)       // stats.go
 
-		r.With(a.need(workspace.KeysWrite)).Get("/api-keys", a.listKeys)
-		r.With(a.need(workspace.KeysWrite)).Post("/api-keys", a.createKey)
-		r.With(a.need(workspace.KeysWrite)).Delete("/api-keys/{id}", a.deleteKey)
+		r.With(a.needKeys).Get("/api-keys", a.listKeys)
+		r.With(a.needKeys).Post("/api-keys", a.createKey)
+		r.With(a.needKeys).Delete("/api-keys/{id}", a.deleteKey)
 
 		r.With(a.need(workspace.UsageRead)).Get("/usage", a.getUsage)
 

@@ -30,7 +30,7 @@ type Store interface {
 	CreateAPIKey(ctx context.Context, k *workspace.APIKey) error
 	APIKeyByHash(ctx context.Context, hash string) (*workspace.APIKey, error)
 	GetAPIKey(ctx context.Context, workspaceID, id string) (*workspace.APIKey, error)
-	ListAPIKeys(ctx context.Context, workspaceID string, offset, limit int) ([]*workspace.APIKey, int, error)
+	ListAPIKeys(ctx context.Context, workspaceID, ownerID string, offset, limit int) ([]*workspace.APIKey, int, error)
 	DeleteAPIKey(ctx context.Context, workspaceID, id string) error
 }
 
@@ -46,9 +46,26 @@ func New(st Store) *Service {
 	return &Service{Store: st, Now: time.Now}
 }
 
-// List returns a page of the workspace's keys, oldest first, and their total.
-func (s *Service) List(ctx context.Context, ws *workspace.Workspace, offset, limit int) ([]*workspace.APIKey, int, error) {
-	return s.Store.ListAPIKeys(ctx, ws.ID, offset, limit)
+// List returns a page of the workspace's keys, oldest first, and their
+// total: every key for a caller holding keys:write, else (a person without
+// it, Allowed) the caller's own.
+func (s *Service) List(ctx context.Context, ws *workspace.Workspace, caller *workspace.APIKey, offset, limit int) ([]*workspace.APIKey, int, error) {
+	owner := ""
+	if !caller.Has(workspace.KeysWrite) {
+		u, ok := caller.Personal()
+		if !ok {
+			return nil, 0, fault.New(fault.Forbidden, "%s lacks the %s permission", Subject(caller), workspace.KeysWrite)
+		}
+		owner = u.ID
+	}
+	return s.Store.ListAPIKeys(ctx, ws.ID, owner, offset, limit)
+}
+
+// Allowed reports whether the caller may use the key routes at all: with
+// keys:write (the workspace's keys), or as a person signed in to the
+// dashboard, who manages their own personal keys whatever their role.
+func Allowed(caller *workspace.APIKey) bool {
+	return caller.Has(workspace.KeysWrite) || caller.ActsFor != nil
 }
 
 // Create checks in and stores a new key of the caller's workspace; it
@@ -78,6 +95,16 @@ func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, caller *w
 		return nil, "", err
 	}
 	k, value := workspace.NewAPIKey(ws.ID, name, perms, s.Now())
+	// A person's key is theirs (a personal key), also when one of their
+	// keys makes it: no person can make a key that outlives their
+	// membership or acts beyond their role.
+	if u, ok := caller.Personal(); ok {
+		k.Owner = u
+		k.OwnerRole = caller.OwnerRole
+		if caller.ActsFor != nil {
+			k.OwnerRole = caller.ActsFor.Role
+		}
+	}
 	actx, err := audited(ctx, "api_key.created", nil, k)
 	if err != nil {
 		return nil, "", err
@@ -96,7 +123,13 @@ func (s *Service) Delete(ctx context.Context, ws *workspace.Workspace, caller *w
 	if err != nil {
 		return err
 	}
-	if err := MayManage(caller, k.Permissions, "revoke a key holding"); err != nil {
+	if !caller.Has(workspace.KeysWrite) {
+		// A person without keys:write revokes only their own keys.
+		if u, ok := caller.Personal(); !ok || k.Owner == nil || k.Owner.ID != u.ID {
+			return fault.New(fault.Forbidden, "%s can revoke only your own keys (revoking others' needs %s)", Subject(caller), workspace.KeysWrite)
+		}
+	}
+	if err := MayManage(caller, k.Grants(), "revoke a key holding"); err != nil {
 		return err
 	}
 	if ctx, err = audited(ctx, "api_key.revoked", k, nil); err != nil {
@@ -124,7 +157,11 @@ func keyView(k *workspace.APIKey) map[string]any {
 	if k == nil {
 		return nil
 	}
-	return map[string]any{"name": k.Name, "permissions": k.Permissions}
+	v := map[string]any{"name": k.Name, "permissions": k.Grants()}
+	if k.Owner != nil {
+		v["owner"] = k.Owner.ID
+	}
+	return v
 }
 
 // APIKeyByHash returns the key whose value has the hash (workspace.HashKey),
@@ -133,11 +170,14 @@ func (s *Service) APIKeyByHash(ctx context.Context, hash string) (*workspace.API
 	return s.Store.APIKeyByHash(ctx, hash)
 }
 
-// Subject names the caller in a refusal: the API key, or a signed-in
-// person's role (workspace.MemberKey).
+// Subject names the caller in a refusal: the API key (a personal one with
+// its owner's role), or a signed-in person's role (workspace.MemberKey).
 func Subject(caller *workspace.APIKey) string {
 	if caller.ActsFor != nil {
 		return "your role (" + string(caller.ActsFor.Role) + ")"
+	}
+	if caller.Owner != nil {
+		return "this personal API key (limited to its owner's role, " + string(caller.OwnerRole) + ")"
 	}
 	return "this API key"
 }

@@ -33,7 +33,7 @@ func (m *memStore) GetAPIKey(_ context.Context, workspaceID, id string) (*worksp
 	return nil, fault.New(fault.NotFound, "no such key")
 }
 
-func (m *memStore) ListAPIKeys(context.Context, string, int, int) ([]*workspace.APIKey, int, error) {
+func (m *memStore) ListAPIKeys(context.Context, string, string, int, int) ([]*workspace.APIKey, int, error) {
 	return nil, 0, nil
 }
 

@@ -56,7 +56,7 @@ func (s *Service) updateMany(ctx context.Context, ws *workspace.Workspace, ids [
 		changes      []bus.LinkChange
 		entries      []audit.Entry
 	)
-	now := s.now()
+	now, by := s.now(), actor(ctx)
 	for _, id := range ids {
 		l, err := s.Store.GetLink(ctx, ws.ID, id)
 		if fault.Is(err, fault.NotFound) {
@@ -92,6 +92,7 @@ func (s *Service) updateMany(ctx context.Context, ws *workspace.Workspace, ids [
 		if l.UpdatedAt = now; !now.After(read) {
 			l.UpdatedAt = read.Add(time.Microsecond)
 		}
+		l.Editor = by
 		m, err := webhook.NewMessage(ws.ID, webhook.EventLinkUpdated, convert.Link(l, s.Config), s.Now())
 		if err != nil {
 			return nil, fmt.Errorf("%s event: %w", webhook.EventLinkUpdated, err)

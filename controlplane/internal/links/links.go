@@ -96,6 +96,7 @@ func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, keyID str
 		CreatedAt:   now,
 		UpdatedAt:   now,
 		CreatedBy:   keyID,
+		Author:      actor(ctx),
 	}
 	if err := s.apply(ctx, l, &in, true); err != nil {
 		return nil, err
@@ -182,7 +183,7 @@ func (s *Service) update(ctx context.Context, ws *workspace.Workspace, linkID st
 		}
 		l.IsArchived = in.IsArchived.V
 	}
-	l.UpdatedAt = s.after(readAt)
+	l.UpdatedAt, l.Editor = s.after(readAt), actor(ctx)
 	wctx, err := s.withEvent(ctx, ws, webhook.EventLinkUpdated, convert.Link(l, s.Config))
 	if err != nil {
 		return nil, err
@@ -214,7 +215,7 @@ func (s *Service) archive(ctx context.Context, ws *workspace.Workspace, linkID s
 	readAt := l.UpdatedAt
 	before := *l
 	l.IsArchived = true
-	l.UpdatedAt = s.after(readAt)
+	l.UpdatedAt, l.Editor = s.after(readAt), actor(ctx)
 	wctx, err := s.withEvent(ctx, ws, webhook.EventLinkDeleted, convert.Link(l, s.Config))
 	if err != nil {
 		return nil, err
@@ -271,9 +272,21 @@ func (s *Service) auditView(l *link.Link) map[string]any {
 	if l == nil {
 		return nil
 	}
-	m := audit.View(convert.Link(l, s.Config), "id", "clickCount", "lastClickedAt", "createdAt", "updatedAt")
+	m := audit.View(convert.Link(l, s.Config), "id", "clickCount", "lastClickedAt", "createdAt", "updatedAt",
+		"author", "lastEditor")
 	m["password"] = l.PasswordHash
 	return m
+}
+
+// actor is who acts in ctx, as the audit log names them (the API's
+// authentication puts it there): a link's Author or Editor. Without one (a
+// write no request made) it is the system.
+func actor(ctx context.Context) *audit.Actor {
+	a := audit.System
+	if r, ok := audit.RequestOf(ctx); ok && r.Actor.Type != "" {
+		a = r.Actor
+	}
+	return &a
 }
 
 func (s *Service) domains() shortdomain.Rules {

@@ -67,7 +67,9 @@ func TestDescriptionIsValidOpenAPI31(t *testing.T) {
 
 // routePattern finds the routes of router.go: r.With(a.need(workspace.X)).Get("/p", …),
 // r.Get("/p", …) and r.Method(http.MethodGet, "/p", …).
-var routePattern = regexp.MustCompile(`(?m)^\s*r\.(?:With\(a\.need\(workspace\.(\w+)\)\)\.|With\(a\.signedIn\)\.)?(Get|Post|Patch|Put|Delete)\("([^"]+)"|^\s*r\.Method\(http\.Method(\w+), "([^"]+)"`)
+// a.needKeys is keys:write for keys, and any person signed in (their own
+// personal keys): the description names keys:write.
+var routePattern = regexp.MustCompile(`(?m)^\s*r\.(?:With\(a\.need\(workspace\.(\w+)\)\)\.|With\(a\.signedIn\)\.|With\(a\.need(Keys)\)\.)?(Get|Post|Patch|Put|Delete)\("([^"]+)"|^\s*r\.Method\(http\.Method(\w+), "([^"]+)"`)
 
 type route struct{ method, path, perm string }
 
@@ -93,9 +95,12 @@ func routerRoutes(t *testing.T) []route {
 			}
 			return text[m[2*i]:m[2*i+1]]
 		}
-		rt := route{perm: permissionOf(g(1)), method: strings.ToUpper(g(2)), path: g(3)}
+		rt := route{perm: permissionOf(g(1)), method: strings.ToUpper(g(3)), path: g(4)}
+		if g(2) == "Keys" {
+			rt.perm = permissionOf("KeysWrite")
+		}
 		if rt.method == "" {
-			rt.method, rt.path = strings.ToUpper(g(4)), g(5)
+			rt.method, rt.path = strings.ToUpper(g(5)), g(6)
 		}
 		if m[0] > apiStart {
 			rt.path = "/api/v1" + rt.path
@@ -337,6 +342,7 @@ func TestResponseSchemasTellGoodAnswersFromBad(t *testing.T) {
 		"iosUrl": nil, "androidUrl": nil, "utmSource": nil, "utmMedium": nil, "utmCampaign": nil, "utmTerm": nil,
 		"utmContent": nil, "isArchived": false, "lastClickedAt": nil,
 		"createdAt": "2030-01-02T03:04:05Z", "updatedAt": "2030-01-02T03:04:05.123456Z",
+		"author": map[string]any{"type": "user", "id": "usr_1", "name": "Ada"}, "lastEditor": nil,
 	}
 	opt := openapi3.EnableJSONSchema2020()
 	ok := map[string]any{"success": true, "data": link}
