@@ -216,6 +216,26 @@ func (r storeRun) timeHTTP(o options, f *fixture, store map[string]string) (map[
 	h.client = &http.Client{Timeout: 10 * time.Minute,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
+	serverText := fmt.Sprintf("`bin/shortlink serve` (the standalone binary) with SHORTLINK_DATA_DIR=%s", r.serve.settings["SHORTLINK_DATA_DIR"])
+	if r.serve.bin == "controlplane" {
+		serverText = fmt.Sprintf("`bin/controlplane serve` (the split shape's API) with SHORTLINK_CLICKHOUSE_URL=%s (the database loaded), "+
+			"its own store SQLite in SHORTLINK_DATA_DIR=%s (as anbench opened it) and SHORTLINK_KAFKA_BROKERS a kfake broker in "+
+			"anbench's process (for link changes; idle here)",
+			r.serve.settings["SHORTLINK_CLICKHOUSE_URL"], r.serve.settings["SHORTLINK_DATA_DIR"])
+	}
+	fmt.Printf("#### %s through the real binary (HTTP)\n\n", r.name)
+	fmt.Printf("The binary: %s, started once anbench had closed its stores, on the same data; "+
+		"SHORTLINK_PLAN_RATE_LIMITS raises Enterprise's rate (10,000 a minute by default) out of reach, so that the limiter counts "+
+		"every request and refuses none. An API key of the workspace (analytics:read, links:read) is created in its store "+
+		"as `shortlink admin key create` does. Each query is `GET /api/v1/analytics?groupBy=…&from=…&to=…&limit=%d` with the "+
+		"filters (tag, domain, linkId, country), over one kept-alive connection: once untimed (its answer, in the store-level "+
+		"form, must equal the store-level answer: `country`/`city`/`os` rows are shown as `unknown` by the API, and rows past "+
+		"the limit are not sent), then timed like the store-level queries, from sending the request to having read the whole "+
+		"answer. Server CPU/request is the binary's utime+stime (/proc/PID/stat, every thread, 10 ms ticks) over the timed requests, divided "+
+		"by their number (\"< x\": no tick in the run, x being a tick over the requests)%s. Last, `bin/bare302` (a fasthttp "+
+		"server that only answers 302) is timed in the same run, %d GETs (fewer past %s), as the floor of an HTTP request here.\n\n",
+		serverText, httpLimit, map[bool]string{true: "; clickhouse-server's the same way", false: ""}[r.serve.enginePID != 0],
+		bareRequests, o.budget)
 	cols := []string{"query (GET /analytics)", "timed", "p50", "p99", "server CPU/request"}
 	if r.serve.enginePID != 0 {
 		cols = append(cols, "clickhouse-server CPU/request")
@@ -223,6 +243,7 @@ func (r storeRun) timeHTTP(o options, f *fixture, store map[string]string) (map[
 	t := report.NewTable(append(cols, "totalClicks", "rows", "answer = store's", "< 50 ms (p99)")...)
 	answers := map[string]string{}
 	var met, missed, same, differ int
+	var all timing // every query's timed requests, for the CPU totals
 	for _, q := range queries(f, o) {
 		if !strings.Contains(q.name, o.only) {
 			continue
@@ -254,9 +275,10 @@ func (r storeRun) timeHTTP(o options, f *fixture, store map[string]string) (map[
 		} else {
 			met++
 		}
-		row := []any{q.name, tm.n, report.Dur(tm.p50), report.Dur(tm.p99), report.Dur(tm.cpu)}
+		all.n, all.cpuAll, all.engineAll = all.n+tm.n, all.cpuAll+tm.cpuAll, all.engineAll+tm.engineAll
+		row := []any{q.name, tm.n, report.Dur(tm.p50), report.Dur(tm.p99), perRequest(tm.cpuAll, tm.n)}
 		if r.serve.enginePID != 0 {
-			row = append(row, report.Dur(tm.engine))
+			row = append(row, perRequest(tm.engineAll, tm.n))
 		}
 		t.Add(append(row, report.Int(a.TotalClicks), len(a.Rows), equal, verdict)...)
 	}
@@ -271,34 +293,16 @@ func (r storeRun) timeHTTP(o options, f *fixture, store map[string]string) (map[
 	if err != nil {
 		return nil, fmt.Errorf("bare302: %w", err)
 	}
-	row := []any{"bare fasthttp 302 (bin/bare302, GET /): the floor", tm.n, report.Dur(tm.p50), report.Dur(tm.p99), report.Dur(tm.cpu)}
+	row := []any{"bare fasthttp 302 (bin/bare302, GET /): the floor", tm.n, report.Dur(tm.p50), report.Dur(tm.p99), perRequest(tm.cpuAll, tm.n)}
 	if r.serve.enginePID != 0 {
 		row = append(row, "–")
 	}
 	t.Add(append(row, "–", "–", "–", "–")...)
 
-	serverText := fmt.Sprintf("`bin/shortlink serve` (the standalone binary) with SHORTLINK_DATA_DIR=%s", r.serve.settings["SHORTLINK_DATA_DIR"])
-	if r.serve.bin == "controlplane" {
-		serverText = fmt.Sprintf("`bin/controlplane serve` (the split shape's API) with SHORTLINK_CLICKHOUSE_URL=%s (the database loaded), "+
-			"its own store SQLite in SHORTLINK_DATA_DIR=%s (as anbench opened it) and SHORTLINK_KAFKA_BROKERS a kfake broker in "+
-			"anbench's process (for link changes; idle here)",
-			r.serve.settings["SHORTLINK_CLICKHOUSE_URL"], r.serve.settings["SHORTLINK_DATA_DIR"])
-	}
-	fmt.Printf("Through the real binary (HTTP): %s, started once anbench had closed its stores, on the same data; "+
-		"SHORTLINK_PLAN_RATE_LIMITS raises Enterprise's rate (10,000 a minute by default) out of reach, so that the limiter counts "+
-		"every request and refuses none. An API key of the workspace (analytics:read, links:read) is created in its store "+
-		"as `shortlink admin key create` does. Each query is `GET /api/v1/analytics?groupBy=…&from=…&to=…&limit=%d` with the "+
-		"filters (tag, domain, linkId, country), over one kept-alive connection: once untimed (its answer, in the store-level "+
-		"form, must equal the store-level answer: `country`/`city`/`os` rows are shown as `unknown` by the API, and rows past "+
-		"the limit are not sent), then timed like the store-level queries, from sending the request to having read the whole "+
-		"answer. Server CPU/request is the binary's utime+stime (/proc/PID/stat, 10 ms ticks) over the timed requests, divided "+
-		"by their number%s. Last, `bin/bare302` (a fasthttp server that only answers 302) is timed in the same run, %d GETs "+
-		"(fewer past %s), as the floor of an HTTP request here.\n\n",
-		serverText, httpLimit, map[bool]string{true: "; clickhouse-server's the same way", false: ""}[r.serve.enginePID != 0],
-		bareRequests, o.budget)
 	t.Print(os.Stdout)
 	fmt.Printf("\nThrough the real binary: %d queries meet < 50 ms at p99, %d miss. HTTP answers equal to the store-level answers: "+
-		"%d of %d.\n", met, missed, same, same+differ)
+		"%d of %d. Over every query's timed requests (%d): server CPU/request %s%s.\n", met, missed, same, same+differ,
+		all.n, perRequest(all.cpuAll, all.n), map[bool]string{true: ", clickhouse-server CPU/request " + perRequest(all.engineAll, all.n)}[r.serve.enginePID != 0])
 	stopErr := h.server.Stop(time.Minute)
 	h.bare.Stop(10 * time.Second) //nolint:errcheck // the yardstick's exit says nothing
 	if stopErr != nil {
@@ -404,9 +408,11 @@ func (h *httpRun) fetch(ctx context.Context, u string, want int, auth bool) ([]b
 
 // timing is one row's timed requests.
 type timing struct {
-	n           int
-	p50, p99    time.Duration
-	cpu, engine time.Duration // per request
+	n        int
+	p50, p99 time.Duration
+	// cpuAll and engineAll are the CPU the server and the engine used
+	// over the n requests.
+	cpuAll, engineAll time.Duration
 }
 
 // time runs fn up to n times (fewer past -budget, at least 3) and reads
@@ -441,10 +447,22 @@ func (h *httpRun) time(n, pid, enginePID int, fn func() error) (timing, error) {
 		if err != nil {
 			return tm, err
 		}
-		tm.engine = (engine1 - engine0) / time.Duration(len(times))
+		tm.engineAll = engine1 - engine0
 	}
 	slices.Sort(times)
-	tm.n, tm.cpu = len(times), (cpu1-cpu0)/time.Duration(len(times))
+	tm.n, tm.cpuAll = len(times), cpu1-cpu0
 	tm.p50, tm.p99 = report.Percentile(times, 0.50), report.Percentile(times, 0.99)
 	return tm, nil
+}
+
+// perRequest is the CPU per request of cpu over n requests; a run without a
+// clock tick reads "< x", x being one tick over the requests.
+func perRequest(cpu time.Duration, n int) string {
+	if n == 0 {
+		return "–"
+	}
+	if cpu == 0 {
+		return "< " + report.Dur(time.Second/proc.ClockTicks/time.Duration(n))
+	}
+	return report.Dur(cpu / time.Duration(n))
 }

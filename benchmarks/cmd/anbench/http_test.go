@@ -110,7 +110,7 @@ func checkHTTPAnswers(t *testing.T, out string, answers map[string]map[string]st
 		}
 	}
 	for _, want := range []string{
-		"Through the real binary (HTTP):",
+		"#### " + store + " through the real binary (HTTP)",
 		"| 90 days, groupBy=tag, tag=tag02 ",
 		"| bare fasthttp 302 (bin/bare302, GET /): the floor |",
 		"HTTP answers equal to the store-level answers: 58 of 58.",

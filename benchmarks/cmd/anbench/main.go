@@ -16,6 +16,13 @@
 // and click_links_pending; ClickHouse: fillDims), on the same clicks put
 // back into the state those migrations find.
 //
+// With -http (the default; http.go), between the two, its stores closed, it
+// starts the real binary on the same data (SQLite: `shortlink serve`;
+// ClickHouse: `controlplane serve`, from -bin) and times every query again
+// as GET /api/v1/analytics with an API key of the workspace, beside a bare
+// fasthttp 302 (bin/bare302) timed in the same run, and checks that every
+// HTTP answer is the store-level one.
+//
 // ClickHouse: -clickhouse URL (a clickhouse:// URL of the native port; a new
 // database is created and dropped), else a clickhouse-server started in a
 // temporary folder when one is installed, else the ClickHouse run is
@@ -23,7 +30,7 @@
 //
 // Usage (from the repository root; `make bench-analytics`):
 //
-//	go run ./benchmarks/cmd/anbench [-clicks 10000000] [-stores sqlite,clickhouse] [-clickhouse URL]
+//	go run ./benchmarks/cmd/anbench [-clicks 10000000] [-stores sqlite,clickhouse] [-clickhouse URL] [-bin bin] [-http=false]
 package main
 
 import (
