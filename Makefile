@@ -121,13 +121,16 @@ bench-webhooks: build
 ## over 1,000 links, on SQLite and on ClickHouse (a clickhouse-server it
 ## starts, or ANBENCH_FLAGS='-clickhouse URL'; skipped with a line when there
 ## is neither): ingest rate, p50/p99 of each query, the first Open after the
-## rollup migrations (benchmarks/cmd/anbench). Loading 10M clicks over 1,000
+## rollup migrations (benchmarks/cmd/anbench); then every query again through
+## the real binary over HTTP (bin/shortlink serve, bin/controlplane serve on the
+## same data) beside bin/bare302 (-http=false skips it). Loading 10M clicks over 1,000
 ## links in the buses' batches takes over an hour on two cores (SQLite ~2,500
 ## clicks/s in batches of 2,000); ANBENCH_FLAGS='-batch 20000' loads them in
 ## ~25 minutes (docs/benchmarks.md's SQLite run used it); '-clicks 1M' is shorter
 ANBENCH_FLAGS ?=
-bench-analytics:
-	$(GO) run ./benchmarks/cmd/anbench $(ANBENCH_FLAGS)
+bench-analytics: build
+	$(GO) build -o $(BIN)/bare302 ./benchmarks/cmd/bare302
+	$(GO) run ./benchmarks/cmd/anbench -bin $(BIN) $(ANBENCH_FLAGS)
 
 ## fuzz: each fuzz target for FUZZTIME
 fuzz:

@@ -16,6 +16,13 @@
 // and click_links_pending; ClickHouse: fillDims), on the same clicks put
 // back into the state those migrations find.
 //
+// With -http (the default; http.go), between the two, its stores closed, it
+// starts the real binary on the same data (SQLite: `shortlink serve`;
+// ClickHouse: `controlplane serve`, from -bin) and times every query again
+// as GET /api/v1/analytics with an API key of the workspace, beside a bare
+// fasthttp 302 (bin/bare302) timed in the same run, and checks that every
+// HTTP answer is the store-level one.
+//
 // ClickHouse: -clickhouse URL (a clickhouse:// URL of the native port; a new
 // database is created and dropped), else a clickhouse-server started in a
 // temporary folder when one is installed, else the ClickHouse run is
@@ -23,7 +30,7 @@
 //
 // Usage (from the repository root; `make bench-analytics`):
 //
-//	go run ./benchmarks/cmd/anbench [-clicks 10000000] [-stores sqlite,clickhouse] [-clickhouse URL]
+//	go run ./benchmarks/cmd/anbench [-clicks 10000000] [-stores sqlite,clickhouse] [-clickhouse URL] [-bin bin] [-http=false]
 package main
 
 import (
@@ -73,6 +80,11 @@ type options struct {
 	only                                          string
 	cpuprofile                                    string
 	answers                                       string
+	// The HTTP phase (http.go): the binaries' folder, its copy for the run,
+	// and each store's HTTP answers (for -answers).
+	http        bool
+	bin, binDir string
+	httpAnswers map[string]map[string]string
 }
 
 func main() {
@@ -95,6 +107,8 @@ func main() {
 	fs.StringVar(&o.answers, "answers", "", "write every store's answers (totals and rows of each query) to this JSON file, to compare runs")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the timed queries to this file")
 	fs.BoolVar(&o.reuse, "reuse", false, "time the queries on the clicks an earlier run loaded into -dir (no load, no backfill)")
+	fs.BoolVar(&o.http, "http", true, "also time every query through the real binary over HTTP (http.go), beside bin/bare302")
+	fs.StringVar(&o.bin, "bin", "bin", "folder of the built binaries for -http: shortlink, controlplane, bare302 (make build)")
 	fs.IntVar(&o.batch, "batch", 0, "clicks per WriteClicks (default: the batch of the bus that feeds the store; larger loads faster)")
 	fs.Parse(os.Args[1:])
 	if o.countries < 1 || o.countries > len(countryCodes) || o.links < 1 || o.tags < 1 || o.domains < 1 || o.days < 1 || o.clicks < 1 {
@@ -143,6 +157,13 @@ func run(o options) error {
 		defer os.RemoveAll(d)
 		dir = d
 	}
+	if o.http {
+		var err error
+		if o.binDir, err = copyBinaries(o, filepath.Join(dir, "bin")); err != nil {
+			return err
+		}
+		o.httpAnswers = map[string]map[string]string{}
+	}
 	m := report.ReadMachine()
 	fmt.Println("## Workspace analytics at", report.Int(int64(o.clicks)), "clicks")
 	fmt.Println()
@@ -174,6 +195,9 @@ func run(o options) error {
 		}
 	}
 	if o.answers != "" {
+		for name, a := range o.httpAnswers {
+			answers[name+" over HTTP"] = a
+		}
 		js, err := json.MarshalIndent(answers, "", "  ")
 		if err != nil {
 			return err
@@ -212,6 +236,8 @@ type storeRun struct {
 	// unfill puts the stored clicks back into the state the rollup
 	// migrations find (nil: not timed).
 	unfill func(ctx context.Context) error
+	// serve is how the real binary serves the data (the HTTP phase).
+	serve httpShape
 }
 
 func runSQLite(o options, dir string) (map[string]string, error) {
@@ -224,13 +250,14 @@ func runSQLite(o options, dir string) (map[string]string, error) {
 		unfill: func(ctx context.Context) error {
 			return sqliteUnfill(ctx, filepath.Join(dir, "shortlink.db"))
 		},
+		serve: httpShape{bin: "shortlink", settings: settings},
 	}
 	return r.run(o)
 }
 
 func runClickHouse(o options, dir string) (map[string]string, error) {
 	ctx := context.Background()
-	url := o.clickhouse
+	url, pid := o.clickhouse, 0
 	if url == "" {
 		bin, err := chserver.Find()
 		if err != nil {
@@ -243,7 +270,7 @@ func runClickHouse(o options, dir string) (map[string]string, error) {
 			return nil, nil
 		}
 		defer s.Stop()
-		url = s.URL("")
+		url, pid = s.URL(""), s.Pid()
 	}
 	base, err := ch.ParseDSN(url)
 	if err != nil {
@@ -282,6 +309,7 @@ func runClickHouse(o options, dir string) (map[string]string, error) {
 		unfill: func(ctx context.Context) error {
 			return clickhouseUnfill(ctx, conn, db)
 		},
+		serve: httpShape{bin: "controlplane", settings: settings, broker: true, enginePID: pid},
 	}
 	return r.run(o)
 }
@@ -364,6 +392,12 @@ func (r storeRun) run(o options) (map[string]string, error) {
 	st.Close()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.name, err)
+	}
+	if o.http {
+		// The same queries through the real binary, on the same data (http.go).
+		if o.httpAnswers[r.name], err = r.timeHTTP(o, f, answers); err != nil {
+			return nil, fmt.Errorf("%s: HTTP: %w", r.name, err)
+		}
 	}
 	if o.backfill && r.unfill != nil && !o.reuse {
 		if err := r.timeBackfill(ctx, o, f, answers); err != nil {
@@ -603,12 +637,17 @@ func answer(ctx context.Context, st *sqlstore.Store, store backend.Store, f *fix
 	if err != nil {
 		return "", err
 	}
+	return answerText(a), nil
+}
+
+// answerText is an answer as text: totals and every row.
+func answerText(a *stats.Analytics) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d/%d", a.TotalClicks, a.UniqueClicks)
 	for _, r := range a.Rows {
 		fmt.Fprintf(&b, " %s:%d/%d", r.Key, r.Clicks, r.UniqueClicks)
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 // analytics is linkstats.Service.Workspace's work (controlplane/internal,
