@@ -108,8 +108,8 @@ func (c *Config) checkOIDC() error {
 	}
 	if o.RedirectURL == "" {
 		host, port, _ := net.SplitHostPort(c.APIAddr)
-		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-			return fmt.Errorf("invalid setting SHORTLINK_OIDC_REDIRECT_URL: required when SHORTLINK_API_ADDR (%s) names no host the browser can reach: set the dashboard's public address followed by %s", c.APIAddr, OIDCCallbackPath)
+		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) || port == "0" {
+			return fmt.Errorf("invalid setting SHORTLINK_OIDC_REDIRECT_URL: required when SHORTLINK_API_ADDR (%s) names no fixed address the browser can reach: set the dashboard's public address followed by %s", c.APIAddr, OIDCCallbackPath)
 		}
 		o.RedirectURL = "http://" + net.JoinHostPort(host, port) + OIDCCallbackPath
 	}

@@ -71,6 +71,7 @@ func TestOIDCConfig(t *testing.T) {
 		{"SHORTLINK_OIDC_ALLOWED_DOMAINS", "example.com,@evil", "not a domain name"},
 		{"SHORTLINK_OIDC_DEFAULT_ROLE", "superuser", "owner, admin, member, viewer"},
 		{"SHORTLINK_API_ADDR", "0.0.0.0:8080", "SHORTLINK_OIDC_REDIRECT_URL: required"},
+		{"SHORTLINK_API_ADDR", "127.0.0.1:0", "SHORTLINK_OIDC_REDIRECT_URL: required"},
 	} {
 		t.Run("Err"+tc.name, func(t *testing.T) {
 			_, err := Load(env(with(map[string]string{tc.name: tc.value})))

@@ -34,7 +34,7 @@ import (
 //     land on) and binds it to this browser with a random value in a
 //     short-lived HttpOnly cookie, SameSite=Lax so that it comes back on the
 //     provider's cross-site redirect; then it sends the browser to the
-//     provider.
+//     provider (a page that moves on: see startSSO).
 //   - GET /signin/oidc/callback takes the state (once: the store deletes
 //     it), checks the browser's binding (a callback link made by someone
 //     else, with their code, signs nobody in), exchanges the code with the
@@ -152,8 +152,21 @@ func (d *Dashboard) startSSO(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{Name: d.cookieName(r, ssoCookie), Value: binding, Path: "/", MaxAge: int(SSOStateTTL / time.Second),
 		HttpOnly: true, Secure: d.isHTTPS(r), SameSite: http.SameSiteLaxMode})
+	// A page that moves on (app.js), not a redirect: the sign-in form's
+	// CSP (form-action 'self') holds for the redirects of its submission,
+	// so a 303 to the provider would be blocked.
 	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, oc.AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), http.StatusSeeOther)
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	d.render(w, r, http.StatusOK, "ssomove", view{Title: "Single sign-on", Data: ssoMove{
+		Heading: "Single sign-on", Message: "Taking you to your identity provider…",
+		Next: oc.AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier))}})
+}
+
+// ssoMove is the page that moves the browser on (ssomove.html): to the
+// provider, or from the callback to the dashboard.
+type ssoMove struct {
+	Heading, Message string
+	Next             string
 }
 
 // ssoClaims are the ID token's claims the dashboard reads.
@@ -262,7 +275,8 @@ func (d *Dashboard) ssoCallback(w http.ResponseWriter, r *http.Request) {
 		next = firstPage(k)
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	d.render(w, r, http.StatusOK, "ssodone", view{Title: "Signing you in", Data: map[string]string{"Next": next, "Name": m.User.Name}})
+	d.render(w, r, http.StatusOK, "ssomove", view{Title: "Signed in", Data: ssoMove{
+		Heading: "Signed in", Message: "Welcome, " + m.User.Name + ". Taking you to the dashboard…", Next: next}})
 }
 
 func (d *Dashboard) clearSSOCookie(w http.ResponseWriter, r *http.Request) {

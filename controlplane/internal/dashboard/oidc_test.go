@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"database/sql"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -68,7 +69,7 @@ func newOIDCEnv(t *testing.T, settings ...string) *oidcEnv {
 }
 
 // startSSO presses "Sign in with SSO" on the sign-in page (with next, when
-// set) and returns the provider's authorization URL it is sent to.
+// set) and returns the provider's authorization URL the page moves on to.
 func startSSO(t *testing.T, b *browser, next string) string {
 	t.Helper()
 	signin := b.get("/?next=" + url.QueryEscape(next))
@@ -80,10 +81,11 @@ func startSSO(t *testing.T, b *browser, next string) string {
 		form.Set("next", next)
 	}
 	p := b.do("POST", "/signin/oidc", form)
-	if p.status != http.StatusSeeOther {
+	m := continueRE.FindStringSubmatch(p.body)
+	if p.status != http.StatusOK || m == nil {
 		t.Fatalf("sign in with SSO: %d\n%s", p.status, p.body)
 	}
-	return p.header.Get("Location")
+	return html.UnescapeString(m[1])
 }
 
 // logInAt logs in at the provider as subject and returns the callback's
