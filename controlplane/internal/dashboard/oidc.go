@@ -385,7 +385,7 @@ func (d *Dashboard) ssoMember(r *http.Request, c *ssoClaims) (*workspace.Members
 			return nil, refuse(http.StatusForbidden, "SSO_EMAIL_NOT_VERIFIED",
 				"Your identity provider has not verified your email address, so it cannot be matched to an account here. Verify it at your provider, then sign in again."), nil
 		}
-		for _, e := range []string{email, other} {
+		for _, e := range slices.Compact([]string{email, other}) {
 			if u, err = d.o.Sessions.UserByEmail(ctx, e); err == nil {
 				break
 			} else if !fault.Is(err, fault.NotFound) {
@@ -408,9 +408,11 @@ func (d *Dashboard) ssoMember(r *http.Request, c *ssoClaims) (*workspace.Members
 	if linked {
 		ident = nil
 	}
-	ms, err := d.o.Sessions.Memberships(ctx, u.ID)
-	if err != nil && !newUser {
-		return nil, nil, err
+	var ms []*workspace.Membership
+	if !newUser {
+		if ms, err = d.o.Sessions.Memberships(ctx, u.ID); err != nil {
+			return nil, nil, err
+		}
 	}
 	var join *workspace.Membership
 	if len(ms) == 0 {

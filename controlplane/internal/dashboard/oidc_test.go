@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"shortlink.dev/controlplane/internal/links"
 	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/fault"
@@ -375,4 +376,32 @@ func TestOIDCSignInPageWithoutSSO(t *testing.T) {
 	if p := e.browser(t).do("POST", "/signin/oidc", url.Values{}); p.status != http.StatusNotFound {
 		t.Fatalf("POST /signin/oidc without SSO: %d", p.status)
 	}
+}
+
+func TestOIDCProviderDown(t *testing.T) {
+	e := newOIDCEnv(t)
+	e.idp.Close()
+	b := e.browser(t)
+	signin := b.get("/")
+	p := b.do("POST", "/signin/oidc", url.Values{"csrf": {csrfOf(t, signin)}})
+	if p.status != http.StatusServiceUnavailable || !strings.Contains(p.body, "identity provider cannot be reached") || !strings.Contains(p.body, `id="signin-password"`) {
+		t.Fatalf("SSO with the provider down: %d\n%s", p.status, p.body)
+	}
+	// Password sign-in goes on.
+	u := storetest.NewUser()
+	u.Email, u.PasswordHash = "pat@example.com", mustHash(t, "pat's long password")
+	if err := e.store.AddMember(context.Background(), &workspace.Membership{WorkspaceID: e.ws.ID, User: u, Role: workspace.Member, CreatedAt: time.Now()}, true); err != nil {
+		t.Fatal(err)
+	}
+	p = b.do("POST", "/signin", url.Values{"email": {"pat@example.com"}, "password": {"pat's long password"}, "csrf": {csrfOf(t, p)}})
+	wantRedirect(t, "password sign-in with the provider down", p, "/links")
+}
+
+func mustHash(t *testing.T, password string) string {
+	t.Helper()
+	h, err := links.HashPassword(password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
