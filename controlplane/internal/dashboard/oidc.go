@@ -230,7 +230,6 @@ func (d *Dashboard) ssoCallback(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	binding, _ := r.Cookie(d.cookieName(r, ssoCookie))
-	d.clearSSOCookie(w, r)
 	if st == nil {
 		d.renderSSORefused(w, r, refuse(http.StatusForbidden, "SSO_STATE_INVALID",
 			"This sign-in link expired or was used already. Sign in again from the sign-in page."))
@@ -241,6 +240,9 @@ func (d *Dashboard) ssoCallback(w http.ResponseWriter, r *http.Request) {
 			"This sign-in did not start in this browser. Sign in again from the sign-in page."))
 		return
 	}
+	// Only now: a link of someone else's sign-in, opened while this
+	// browser's own is at the provider, must not spoil that one.
+	d.clearSSOCookie(w, r)
 	if e := q.Get("error"); e != "" {
 		d.renderSSORefused(w, r, refuse(http.StatusUnauthorized, "SSO_REFUSED",
 			"The identity provider did not sign you in (%s). Sign in again, or ask your administrator.", truncate(e, 64)))

@@ -308,6 +308,12 @@ func TestOIDCBadStateRefused(t *testing.T) {
 	wantSignedOut(t, victim)
 	// That state is spent: the attacker's browser cannot use it either.
 	wantRefused(t, "spent state", attacker.get(cb), http.StatusForbidden, "expired or was used already")
+	// The foreign link, opened while the victim's own sign-in is at the
+	// provider, does not spoil the victim's.
+	own := startSSO(t, victim, "")
+	cb = e.logInAt(t, startSSO(t, attacker, ""), "ada-sub")
+	wantRefused(t, "another browser's state, again", victim.get(cb), http.StatusForbidden, "did not start in this browser")
+	wantSignedIn(t, victim, victim.get(e.logInAt(t, own, "ada-sub")), "/links")
 
 	// No state at all, and the provider's refusal.
 	wantRefused(t, "no state", b.get(config.OIDCCallbackPath+"?code=abc"), http.StatusForbidden, "expired or was used already")
