@@ -427,6 +427,11 @@ func (d *Dashboard) ssoMember(r *http.Request, c *ssoClaims) (*workspace.Members
 				"Your identity provider has not verified your email address: joining a workspace needs a verified one."), nil
 		}
 		ws, err := d.ssoWorkspace(ctx, cfg.Workspace)
+		if fault.Is(err, fault.NotFound) {
+			d.o.Logger.ErrorContext(ctx, "single sign-on: the workspace of automatic members does not exist", "SHORTLINK_OIDC_WORKSPACE", cfg.Workspace)
+			return nil, refuse(http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE",
+				"Single sign-on cannot add you to a workspace: the one set for new members does not exist. Tell your administrator (SHORTLINK_OIDC_WORKSPACE)."), nil
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -467,11 +472,7 @@ func (d *Dashboard) ssoWorkspace(ctx context.Context, name string) (*workspace.W
 	if !fault.Is(err, fault.NotFound) {
 		return nil, err
 	}
-	ws, err = d.o.Identities.FindWorkspaceByName(ctx, name)
-	if err != nil {
-		return nil, fmt.Errorf("SHORTLINK_OIDC_WORKSPACE=%s: %w", name, err)
-	}
-	return ws, nil
+	return d.o.Identities.FindWorkspaceByName(ctx, name)
 }
 
 func truncate(s string, n int) string {

@@ -411,3 +411,26 @@ func mustHash(t *testing.T, password string) string {
 	}
 	return h
 }
+
+func TestOIDCAutomaticMembershipWorkspaceByIDOrMissing(t *testing.T) {
+	// By id.
+	e := newOIDCEnv(t, "SHORTLINK_OIDC_DEFAULT_ROLE=member", "SHORTLINK_OIDC_WORKSPACE=2b1c0c56-7a4e-4d0e-9a55-0f6d3f1e9a01")
+	e.idp.AddUser(oidctest.User{Subject: "id-sub", Email: "id@example.com", EmailVerified: true})
+	b := e.browser(t)
+	wantSignedIn(t, b, e.sso(t, b, "id-sub", ""), "/links")
+	u, err := e.store.UserByEmail(context.Background(), "id@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := e.store.GetMember(context.Background(), e.ws.ID, u.ID); err != nil || m.Role != workspace.Member {
+		t.Fatalf("member by the workspace's id = %+v, %v", m, err)
+	}
+	// Missing (no bootstrap workspace "default" here): a clear refusal, nobody made.
+	e = newOIDCEnv(t, "SHORTLINK_OIDC_DEFAULT_ROLE=member")
+	e.idp.AddUser(oidctest.User{Subject: "x-sub", Email: "x@example.com", EmailVerified: true})
+	b = e.browser(t)
+	wantRefused(t, "no workspace for new members", e.sso(t, b, "x-sub", ""), http.StatusServiceUnavailable, "SHORTLINK_OIDC_WORKSPACE")
+	if _, err := e.store.UserByEmail(context.Background(), "x@example.com"); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("user made without a workspace: %v", err)
+	}
+}
