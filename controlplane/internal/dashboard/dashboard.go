@@ -113,10 +113,10 @@ func (d *Dashboard) routes() chi.Router {
 	r.Get("/", d.home)
 	r.Post("/signin", d.signIn)
 	r.Get("/signin", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })
-	// Accepting an invite (people.go): no session yet.
 	// Single sign-on (oidc.go): no session yet.
 	r.Post("/signin/oidc", d.startSSO)
 	r.Get(config.OIDCCallbackPath, d.ssoCallback)
+	// Accepting an invite (people.go): no session yet.
 	r.Get("/join/{token}", d.joinForm)
 	r.Post("/join/{token}", d.join)
 
