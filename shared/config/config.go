@@ -84,6 +84,8 @@ type Config struct {
 	// claimed (SHORTLINK_WEBHOOK_LEASE): a killed dispatcher's deliveries
 	// are taken over when it ends. Tests shorten it.
 	WebhookLease time.Duration
+	// OIDC is the dashboard's single sign-on (SHORTLINK_OIDC_*, oidc.go).
+	OIDC OIDC
 }
 
 // DefaultEdgeCacheLinks is SHORTLINK_EDGE_CACHE_LINKS's default: 131,072
@@ -424,6 +426,9 @@ func Load(getenv func(string) string) (*Config, error) {
 	}
 	if c.BillingProcessor == "stripe" && c.StripeSecretKey == "" {
 		return nil, fmt.Errorf("invalid setting SHORTLINK_STRIPE_SECRET_KEY: required when SHORTLINK_BILLING_PROCESSOR=stripe")
+	}
+	if err := c.checkOIDC(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -114,6 +114,13 @@ func TestNamesMatchContract(t *testing.T) {
 		"SHORTLINK_WEBHOOK_ENDPOINT_CONCURRENCY":  "2",
 		"SHORTLINK_WEBHOOK_WORKSPACE_CONCURRENCY": "32",
 		"SHORTLINK_WEBHOOK_BREAKER":               "5,30s,10m",
+		"SHORTLINK_OIDC_ISSUER":                   "",
+		"SHORTLINK_OIDC_CLIENT_ID":                "",
+		"SHORTLINK_OIDC_CLIENT_SECRET":            "",
+		"SHORTLINK_OIDC_REDIRECT_URL":             "",
+		"SHORTLINK_OIDC_ALLOWED_DOMAINS":          "",
+		"SHORTLINK_OIDC_DEFAULT_ROLE":             "",
+		"SHORTLINK_OIDC_WORKSPACE":                "default",
 	}
 	got := map[string]string{}
 	for _, nd := range Names() {

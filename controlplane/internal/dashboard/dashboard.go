@@ -51,8 +51,11 @@ type Options struct {
 	// API's, so that replicas sharing it through Redis share the count.
 	// Nil counts nothing.
 	Limiter ratelimit.Limiter
-	Config  *config.Config
-	Logger  *slog.Logger
+	// Identities keeps single sign-on's identities and sign-ins in flight
+	// (oidc.go); nil takes Sessions when it keeps them too.
+	Identities IdentityStore
+	Config     *config.Config
+	Logger     *slog.Logger
 	// SessionTTL is how long a session lasts; zero means DefaultSessionTTL.
 	SessionTTL time.Duration
 	// Now is the clock; tests may replace it.
@@ -70,6 +73,8 @@ type Dashboard struct {
 
 	secretMu sync.Mutex
 	secret   []byte // signinSecret, read once from the store
+
+	sso sso // the OpenID relying party (oidc.go)
 }
 
 // New returns the dashboard.
@@ -82,6 +87,9 @@ func New(o Options) *Dashboard {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Identities == nil {
+		o.Identities, _ = o.Sessions.(IdentityStore)
 	}
 	d := &Dashboard{o: o, pages: mustParsePages()}
 	d.router = d.routes()
@@ -105,6 +113,9 @@ func (d *Dashboard) routes() chi.Router {
 	r.Get("/", d.home)
 	r.Post("/signin", d.signIn)
 	r.Get("/signin", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })
+	// Single sign-on (oidc.go): no session yet.
+	r.Post("/signin/oidc", d.startSSO)
+	r.Get(config.OIDCCallbackPath, d.ssoCallback)
 	// Accepting an invite (people.go): no session yet.
 	r.Get("/join/{token}", d.joinForm)
 	r.Post("/join/{token}", d.join)

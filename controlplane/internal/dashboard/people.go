@@ -70,11 +70,13 @@ func (d *Dashboard) signInPassword(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
+	// An account made by single sign-on has no password (oidc.go): it is
+	// checked against the dummy hash, as long as an unknown one, and refused.
 	hash := dummyHash()
-	if u != nil {
+	if u != nil && u.PasswordHash != "" {
 		hash = u.PasswordHash
 	}
-	if ok, _ := argon2id.ComparePasswordAndHash(password, hash); !ok || u == nil {
+	if ok, _ := argon2id.ComparePasswordAndHash(password, hash); !ok || u == nil || u.PasswordHash == "" {
 		d.renderSignIn(w, r, http.StatusUnauthorized, "That email and password do not match an account.")
 		return
 	}

@@ -181,7 +181,11 @@ func (d *Dashboard) renderSignIn(w http.ResponseWriter, r *http.Request, status 
 	}
 	d.setCookie(w, r, signinCookie, nonce, SignInFormTTL)
 	w.Header().Set("Cache-Control", "no-store")
-	v := view{Title: "Sign in", CSRF: token, Data: map[string]string{"Next": safeNext(r.FormValue("next"))}}
+	data := map[string]string{"Next": safeNext(r.FormValue("next"))}
+	if d.ssoEnabled() {
+		data["SSO"] = "1" // oidc.go
+	}
+	v := view{Title: "Sign in", CSRF: token, Data: data}
 	if problem != "" {
 		v.Problem = &apiError{Status: status, Message: problem}
 	}
@@ -315,21 +319,31 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) {
 // startSession stores a new session with create and sends the browser on
 // to the page it asked for, or the first page k may see.
 func (d *Dashboard) startSession(w http.ResponseWriter, r *http.Request, k *workspace.APIKey, create func(idHash string) error) {
+	if !d.beginSession(w, r, create) {
+		return
+	}
+	next := safeNext(r.PostFormValue("next"))
+	if next == "" {
+		next = firstPage(k)
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// beginSession stores a new session with create and sets its cookie; on
+// failure it answers the request and returns false. Every sign-in (key,
+// password, invite, single sign-on) starts its session here.
+func (d *Dashboard) beginSession(w http.ResponseWriter, r *http.Request, create func(idHash string) error) bool {
 	id := randomToken()
 	if err := create(hashID(id)); err != nil {
 		d.fail(w, r, err)
-		return
+		return false
 	}
 	if _, err := d.o.Sessions.DeleteExpiredSessions(r.Context(), d.o.Now()); err != nil {
 		d.o.Logger.WarnContext(r.Context(), "removing expired dashboard sessions failed", "err", err)
 	}
 	d.clearCookie(w, r, signinCookie)
 	d.setCookie(w, r, sessionCookie, id, d.o.SessionTTL)
-	next := safeNext(r.PostFormValue("next"))
-	if next == "" {
-		next = firstPage(k)
-	}
-	http.Redirect(w, r, next, http.StatusSeeOther)
+	return true
 }
 
 // signOut ends the session.

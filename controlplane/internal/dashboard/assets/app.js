@@ -316,3 +316,12 @@
     show();
   }
 })();
+
+/* oidc: after single sign-on, the callback's page moves on to the dashboard.
+   The session cookie is SameSite=Strict: a redirect within the navigation
+   that came from the identity provider's site would not carry it, this
+   navigation (started by the dashboard's own page) does. */
+(function () {
+  var next = document.querySelector('a[data-oidc-continue]');
+  if (next) location.replace(next.href);
+})();
