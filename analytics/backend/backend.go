@@ -59,6 +59,10 @@ type emitting struct {
 }
 
 // WriteClicks stores the batch, then enqueues its webhook messages.
+// Unwrap returns the store that e emits the events of, for what only one
+// store has (ClickHouse's Seal, to benchmarks).
+func (e emitting) Unwrap() Store { return e.Store }
+
 func (e emitting) WriteClicks(ctx context.Context, batch []click.Event) error {
 	if err := e.Store.WriteClicks(ctx, batch); err != nil {
 		return err

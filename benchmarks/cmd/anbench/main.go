@@ -367,7 +367,11 @@ func (r storeRun) run(o options) (map[string]string, error) {
 		st.Close()
 		return nil, fmt.Errorf("%s: %w", r.name, err)
 	}
-	if sealer, ok := store.(interface {
+	inner := store
+	if w, ok := store.(interface{ Unwrap() backend.Store }); ok {
+		inner = w.Unwrap()
+	}
+	if sealer, ok := inner.(interface {
 		Seal(ctx context.Context, ws string, from, to time.Time) error
 	}); ok && err == nil {
 		// What the store does in the background once a day is over (a
