@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"net"
 	"strings"
 	"time"
 	"unicode"
@@ -143,7 +144,8 @@ func (m *Mailer) SendInvitation(ctx context.Context, inv Invitation) error {
 		return fmt.Errorf("smtp client: %w", err)
 	}
 	if err := c.DialAndSendWithContext(ctx, msg); err != nil {
-		if ctx.Err() != nil {
+		var ne net.Error
+		if ctx.Err() != nil || (errors.As(err, &ne) && ne.Timeout()) || strings.Contains(err.Error(), "i/o timeout") {
 			return fmt.Errorf("the mail server %s did not answer within %s", m.cfg.Addr(), m.cfg.Timeout)
 		}
 		return fmt.Errorf("sending through %s: %s", m.cfg.Addr(), redact(err.Error(), m.cfg.Password))
