@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
@@ -220,4 +221,43 @@ func TestMemberSecListHidesEmails(t *testing.T) {
 	if !strings.Contains(rec.Body.String(), `"email":"ann@example.com"`) || !strings.Contains(rec.Body.String(), `"emailVerified":false`) {
 		t.Fatalf("an admin's list: %s", rec.Body)
 	}
+}
+
+// Invite tokens travel in paths; the control plane's own logs never hold
+// them, and the /join page tells the browser to send no Referer.
+func TestMemberSecLogsRedactTokens(t *testing.T) {
+	a := mustBillingAPI(t, nil)
+	token := a.invite(t, a.key, "log@example.com", "viewer").Token
+	rec := a.do(t, "", "GET", "/join/"+token, "")
+	if rec.Code != http.StatusOK || rec.Header().Get("Referrer-Policy") != "no-referrer" {
+		t.Fatalf("join page: %d, Referrer-Policy %q", rec.Code, rec.Header().Get("Referrer-Policy"))
+	}
+	var buf syncBuffer
+	a.log = slog.New(slog.NewTextHandler(&buf, nil))
+	a.st.Close() // every request now fails on the server's side, and is logged
+	if rec := a.accept(t, token, `{"name":"L","password":"log's long password"}`); rec.Code < 500 {
+		t.Fatalf("accept with the store closed: %d", rec.Code)
+	}
+	a.do(t, "", "GET", "/join/"+token+"x", "")
+	logs := buf.String()
+	if !strings.Contains(logs, "inv_[redacted]") || strings.Contains(logs, token) {
+		t.Fatalf("logs:\n%s", logs)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
