@@ -65,7 +65,13 @@ func memberTable(ms []client.Member) func(tw *tabwriter.Writer) {
 	return func(tw *tabwriter.Writer) {
 		fmt.Fprintln(tw, "ID\tEMAIL\tNAME\tROLE\tJOINED")
 		for _, m := range ms {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.Email, m.Name, m.Role, m.JoinedAt.Format("2006-01-02"))
+			email := m.Email
+			if email == "" {
+				email = "-" // shown only to keys holding members:write
+			} else if m.EmailVerified != nil && !*m.EmailVerified {
+				email += " (unverified)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, email, m.Name, m.Role, m.JoinedAt.Format("2006-01-02"))
 		}
 	}
 }
@@ -139,6 +145,13 @@ func runInvites(e commandEnv, args []string) error {
 		}
 		return out.write(inv, func(tw *tabwriter.Writer) {
 			fmt.Fprintf(tw, "%s\t%s\t%s\texpires %s\n%s\n", inv.ID, inv.Email, inv.Role, inv.ExpiresAt.Format("2006-01-02 15:04 MST"), inv.AcceptURL)
+			switch {
+			case inv.EmailSent == nil:
+			case *inv.EmailSent:
+				fmt.Fprintf(tw, "emailed to %s (with a link of its own)\n", inv.Email)
+			default:
+				fmt.Fprintf(tw, "not emailed: %s\n", inv.EmailError)
+			}
 		})
 	case "delete":
 		if err := c.DeleteInvite(e.ctx, pos[0]); err != nil {
