@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"shortlink.dev/controlplane/internal/mailer/smtptest"
+	"shortlink.dev/controlplane/smtptest"
 )
 
 var mailJoinRE = regexp.MustCompile(`https?://[^/\s]+(/join/inv_[A-Za-z0-9]+)`)

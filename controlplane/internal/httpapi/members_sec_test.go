@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"shortlink.dev/api"
-	"shortlink.dev/controlplane/internal/mailer/smtptest"
+	"shortlink.dev/controlplane/smtptest"
 	"shortlink.dev/shared/workspace"
 )
 

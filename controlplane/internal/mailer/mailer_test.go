@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"shortlink.dev/controlplane/internal/mailer"
-	"shortlink.dev/controlplane/internal/mailer/smtptest"
+	"shortlink.dev/controlplane/smtptest"
 	"shortlink.dev/shared/config"
 )
 
