@@ -19,8 +19,8 @@ import (
 // refuses a server that does not, tls=none never starts it: for a relay on
 // the same host); smtps:// is TLS from the first byte (implicit TLS, port
 // 465 by default). The user and password, both percent-encoded, are sent
-// with AUTH PLAIN (or LOGIN when that is all the server offers), only over
-// TLS unless the server is this host. from is required: the From address,
+// with AUTH PLAIN (what submission servers offer), only over TLS unless
+// the server is this host (localhost, 127.0.0.1, ::1). from is required: the From address,
 // optionally with a display name. timeout bounds one whole delivery
 // (connect, TLS, AUTH, the message): 10s by default, at most 60s.
 type SMTP struct {

@@ -136,7 +136,7 @@ func (m *Mailer) SendInvitation(ctx context.Context, inv Invitation) error {
 		opts = append(opts, mail.WithTLSConfig(&tls.Config{ServerName: m.cfg.Host, MinVersion: tls.VersionTLS12}))
 	}
 	if m.cfg.Username != "" {
-		opts = append(opts, mail.WithSMTPAuth(mail.SMTPAuthAutoDiscover),
+		opts = append(opts, mail.WithSMTPAuth(mail.SMTPAuthPlain),
 			mail.WithUsername(m.cfg.Username), mail.WithPassword(m.cfg.Password))
 	}
 	c, err := mail.NewClient(m.cfg.Host, opts...)
