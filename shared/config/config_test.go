@@ -114,6 +114,7 @@ func TestNamesMatchContract(t *testing.T) {
 		"SHORTLINK_WEBHOOK_ENDPOINT_CONCURRENCY":  "2",
 		"SHORTLINK_WEBHOOK_WORKSPACE_CONCURRENCY": "32",
 		"SHORTLINK_WEBHOOK_BREAKER":               "5,30s,10m",
+		"SHORTLINK_SMTP_URL":                      "",
 	}
 	got := map[string]string{}
 	for _, nd := range Names() {
