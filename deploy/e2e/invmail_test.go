@@ -7,15 +7,19 @@ package e2e
 // (emersion/go-smtp's server, shortlink.dev/controlplane/smtptest).
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"shortlink.dev/api"
 	"shortlink.dev/controlplane/smtptest"
@@ -58,6 +62,28 @@ func TestInvMailE2E(t *testing.T) {
 		t.Fatalf("accepted with the email's link: %+v", acc)
 	}
 	tg.API(t, "", "POST", "/invites/"+inv.Token+"/accept", obj{"name": "Ada", "password": "ada's long password"}).wantError(t, 404, "NOT_FOUND")
+
+	// The members page says the invite was emailed, above the link to copy
+	// (shot at each width).
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := &dashTab{t: t, tab: startBrowser(t, ctx, findChromium(t), chromedp.UserAgent(uaWindowsChrome)), origin: tg.Origin()}
+	d.do("desktop", chromedp.EmulateViewport(1280, 900))
+	d.signIn(w.Key)
+	for i, vp := range viewports {
+		d.do("emulate "+vp.name, vp.emulate)
+		d.open("/members")
+		d.set("#email", fmt.Sprintf("carol%d@example.com", i))
+		d.do("invite", chromedp.Click(chromedp.CSS(`form[action="/members/invite"] button[type=submit]`)))
+		d.await("the invite's notice", `document.readyState === 'complete' && !!document.querySelector('#invite-url')`)
+		if txt := d.text(".created"); !strings.Contains(txt, fmt.Sprintf("Emailed to carol%d@example.com", i)) {
+			t.Errorf("the notice says %q", txt)
+		}
+		d.screenshot("invmail-emailed-" + vp.name)
+	}
 
 	// The mail server gone: bounded, reported, the invite made.
 	down := newTarget(t, "SHORTLINK_SMTP_URL=smtp://127.0.0.1:1?from=links@example.com&timeout=2s")
