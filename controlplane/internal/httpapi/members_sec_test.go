@@ -261,3 +261,30 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// The lockout refuses an accept alike whether the email has an account or
+// not: a source locked out of an email (its wrong passwords, here counted
+// as the sign-in counts them) is refused 429 before anything tells the two
+// apart; another source is not.
+func TestMemberSecAcceptLockoutAlike(t *testing.T) {
+	// httptest's requests come from 192.0.2.1, trusted here as a proxy.
+	a := mustBillingAPI(t, map[string]string{"SHORTLINK_TRUSTED_PROXIES": "192.0.2.1/32"})
+	wantStatus(t, a.accept(t, a.invite(t, a.key, "has@example.com", "viewer").Token, `{"name":"H","password":"has's long password"}`), http.StatusOK, "")
+	_, otherKey := a.newWorkspace(t)
+	existing := a.invite(t, otherKey, "has@example.com", "viewer").Token
+	fresh := a.invite(t, otherKey, "ghost@example.com", "viewer").Token
+	now := time.Now()
+	for _, email := range []string{"has@example.com", "ghost@example.com"} {
+		for range workspace.MaxPasswordFailures {
+			if _, _, err := a.st.TakeSignInTry(context.Background(), workspace.SignInSourceTryKey(email, "ip:192.0.2.1"), now, workspace.PasswordFailureWindow); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	body := `{"name":"G","password":"the right long password"}`
+	r1, r2 := a.accept(t, existing, body), a.accept(t, fresh, body)
+	wantStatus(t, r1, http.StatusTooManyRequests, "RATE_LIMITED")
+	wantStatus(t, r2, http.StatusTooManyRequests, "RATE_LIMITED")
+	// From another address the new account is made.
+	wantStatus(t, a.do(t, "", "POST", "/api/v1/invites/"+fresh+"/accept", body, "X-Forwarded-For", "198.51.100.1"), http.StatusOK, "")
+}
