@@ -176,6 +176,9 @@ func TestMemberSecRoleCheckInsideTransaction(t *testing.T) {
 	a := mustBillingAPI(t, nil)
 	admin := a.roleKey(t, a.ws, workspace.Admin)
 	ctx := context.Background()
+	// Another owner: demoting the promoted one would not leave the
+	// workspace ownerless (LAST_OWNER is not what refuses it).
+	wantStatus(t, a.accept(t, a.invite(t, a.key, "first-owner@example.com", "owner").Token, `{"password":"owner's long password"}`), http.StatusOK, "")
 	for _, tc := range []struct{ method, body string }{{"PATCH", `{"role":"viewer"}`}, {"DELETE", ""}} {
 		two := memberOf(t, a.accept(t, a.invite(t, a.key, tc.method+"@example.com", "member").Token, `{"name":"T","password":"two's long password"}`))
 		a.members.Store = memberRaceStore{MemberStore: a.st, before: func() {
