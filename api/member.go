@@ -71,6 +71,12 @@ type InviteAcceptance struct {
 	// Password is a new account's password (10 to 256 characters), or the
 	// existing account's.
 	Password string `json:"password"`
+	// ClaimEmail, with the link of the invite's email only, takes the
+	// address from an existing account whose email is unverified (made with
+	// a copied link, perhaps by someone else) when Password is not its
+	// password: the address becomes a new account's, verified; the other
+	// account loses it.
+	ClaimEmail bool `json:"claimEmail,omitempty"`
 }
 
 // InviteAccepted is the answer of an accepted invite: the new member and

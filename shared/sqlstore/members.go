@@ -288,3 +288,33 @@ func (s *Store) AcceptInvite(ctx context.Context, tokenHash string, now time.Tim
 		return addMember(ctx, tx, m, newUser)
 	}))
 }
+
+// ClaimEmail implements workspace.MemberStore: in one transaction it takes
+// the email from the unverified account released (renamed
+// "released+<id>@invalid", its password cleared so that nothing signs in
+// to it, its dashboard sessions deleted) and accepts the invite as a new
+// user. NOT_FOUND when that account is gone or verified meanwhile.
+func (s *Store) ClaimEmail(ctx context.Context, tokenHash string, now time.Time, m *workspace.Membership, released string) error {
+	return wrapWrite("claim email", s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE users SET email = 'released+' || id || '@invalid', password_hash = ''
+			WHERE id = $1 AND email = $2 AND NOT email_verified`, released, m.User.Email)
+		if err != nil {
+			return err
+		}
+		if err := mustAffect(res, "user"); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM user_sessions WHERE user_id = $1`, released); err != nil {
+			return err
+		}
+		res, err = tx.ExecContext(ctx, `DELETE FROM invites WHERE (token_hash = $1 OR mail_token_hash = $1) AND workspace_id = $2 AND expires_at > $3`,
+			tokenHash, m.WorkspaceID, micros(now))
+		if err != nil {
+			return err
+		}
+		if err := mustAffect(res, "invite"); err != nil {
+			return err
+		}
+		return addMember(ctx, tx, m, true)
+	}))
+}

@@ -295,4 +295,46 @@ func Members(t *testing.T, open func(t *testing.T) MemberStores) {
 			t.Fatalf("after the window: %d", n)
 		}
 	})
+	// ClaimEmail takes an unverified account's email for a new user and
+	// accepts the invite, at once; never a verified account's.
+	t.Run("OKClaimEmail", func(t *testing.T) {
+		s := open(t)
+		ws, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+		squatter := MustAddMember(t, s, ws.ID, workspace.Admin).User
+		inv := &workspace.Invite{ID: id.New(id.Invite), WorkspaceID: other.ID, Email: squatter.Email, Role: workspace.Viewer,
+			TokenHash: workspace.HashKey("c-" + squatter.ID), MailTokenHash: workspace.HashKey("m-" + squatter.ID), ExpiresAt: at(1000), CreatedAt: base}
+		if err := s.CreateInvite(ctx, inv); err != nil {
+			t.Fatal(err)
+		}
+		owner := NewUser()
+		owner.Email, owner.EmailVerified = squatter.Email, true
+		m := &workspace.Membership{WorkspaceID: other.ID, User: owner, Role: workspace.Viewer, CreatedAt: at(1)}
+		if err := s.ClaimEmail(ctx, inv.MailTokenHash, at(1), m, squatter.ID); err != nil {
+			t.Fatal(err)
+		}
+		if u, err := s.UserByEmail(ctx, squatter.Email); err != nil || u.ID != owner.ID || !u.EmailVerified {
+			t.Fatalf("the address belongs to %+v, %v", u, err)
+		}
+		if u, err := s.GetUser(ctx, squatter.ID); err != nil || u.Email != "released+"+squatter.ID+"@invalid" || u.PasswordHash != "" {
+			t.Fatalf("the released account = %+v, %v", u, err)
+		}
+		if _, err := s.InviteByTokenHash(ctx, inv.TokenHash); !fault.Is(err, fault.NotFound) {
+			t.Fatalf("the invite after the claim: %v", err)
+		}
+		// A verified account is not released: nothing changes.
+		inv2 := &workspace.Invite{ID: id.New(id.Invite), WorkspaceID: ws.ID, Email: owner.Email, Role: workspace.Viewer,
+			TokenHash: workspace.HashKey("c2-" + owner.ID), ExpiresAt: at(1000), CreatedAt: base}
+		if err := s.CreateInvite(ctx, inv2); err != nil {
+			t.Fatal(err)
+		}
+		again := NewUser()
+		again.Email = owner.Email
+		err := s.ClaimEmail(ctx, inv2.TokenHash, at(2), &workspace.Membership{WorkspaceID: ws.ID, User: again, Role: workspace.Viewer, CreatedAt: at(2)}, owner.ID)
+		if !fault.Is(err, fault.NotFound) {
+			t.Fatalf("claiming a verified account: %v", err)
+		}
+		if _, err := s.InviteByTokenHash(ctx, inv2.TokenHash); err != nil {
+			t.Fatalf("the refused claim used the invite: %v", err)
+		}
+	})
 }

@@ -168,4 +168,11 @@ type MemberStore interface {
 	// of two concurrent accepts exactly one goes on) and adds m as AddMember;
 	// an existing user's email becomes verified when m.User.EmailVerified.
 	AcceptInvite(ctx context.Context, tokenHash string, now time.Time, m *Membership, newUser bool) error
+	// ClaimEmail is AcceptInvite of a new, verified user m.User whose email
+	// the unverified account released holds: in the same transaction that
+	// account loses the email (and its password and sessions), so that the
+	// proven owner of an address is never locked out of it by an account
+	// someone made with a copied link. NOT_FOUND when released is no longer
+	// an unverified account of that email.
+	ClaimEmail(ctx context.Context, tokenHash string, now time.Time, m *Membership, released string) error
 }

@@ -291,3 +291,61 @@ func TestMemberSecAcceptLockoutAlike(t *testing.T) {
 	// From another address the new account is made.
 	wantStatus(t, a.do(t, "", "POST", "/api/v1/invites/"+fresh+"/accept", body, "X-Forwarded-For", "198.51.100.1"), http.StatusOK, "")
 }
+
+// Someone who made an account of another person's address with a copied
+// link cannot keep that person out of it: the person, with an emailed
+// link (proof of the mailbox), claims the address in a new verified
+// account; the squatter's account loses it. A copied link claims nothing,
+// and a verified account is never claimed.
+func TestMemberSecClaimEmail(t *testing.T) {
+	srv := smtptest.Start(t, smtptest.Options{})
+	a := mustBillingAPI(t, map[string]string{"SHORTLINK_SMTP_URL": "smtp://" + srv.Addr + "?from=links@example.com"})
+	mailed := func(n int) string {
+		t.Helper()
+		m := mailLinkRE.FindStringSubmatch(strings.ReplaceAll(string(srv.Wait(t, n, 5*time.Second).Data), "=\r\n", ""))
+		if m == nil {
+			t.Fatal("no link in the email")
+		}
+		return m[1]
+	}
+	// The squatter (an admin of workspace A) accepts the copied link.
+	copied := a.inviteAnswer(t, a.key, "vic@example.com", "admin").Token
+	rec := a.accept(t, copied, `{"name":"Not Vic","password":"the squatter's password"}`)
+	wantStatus(t, rec, http.StatusOK, "")
+	squatter := memberOf(t, rec)
+
+	_, otherKey := a.newWorkspace(t)
+	a.inviteAnswer(t, otherKey, "vic@example.com", "viewer")
+	token := mailed(2)
+	// A copied link of B claims nothing.
+	copiedB := a.inviteAnswer(t, otherKey, "vic@example.com", "viewer").Token
+	wantStatus(t, a.accept(t, copiedB, `{"password":"vic's own password","claimEmail":true}`), http.StatusUnauthorized, "UNAUTHORIZED")
+	// The emailed link: first told, then claimed.
+	rec = a.accept(t, token, `{"name":"Vic","password":"vic's own password"}`)
+	wantStatus(t, rec, http.StatusUnauthorized, "UNAUTHORIZED")
+	if !strings.Contains(rec.Body.String(), "claimEmail") {
+		t.Fatalf("not told of claimEmail: %s", rec.Body)
+	}
+	rec = a.accept(t, token, `{"name":"Vic","password":"vic's own password","claimEmail":true}`)
+	wantStatus(t, rec, http.StatusOK, "")
+	vic := memberOf(t, rec)
+	if vic.ID == squatter.ID || vic.EmailVerified == nil || !*vic.EmailVerified || vic.Name != "Vic" {
+		t.Fatalf("claimed: %+v (squatter %s)", vic, squatter.ID)
+	}
+	ctx := context.Background()
+	if u, err := a.st.UserByEmail(ctx, "vic@example.com"); err != nil || u.ID != vic.ID {
+		t.Fatalf("the address belongs to %+v, %v", u, err)
+	}
+	old, err := a.st.GetUser(ctx, squatter.ID)
+	if err != nil || old.Email != "released+"+squatter.ID+"@invalid" || old.PasswordHash != "" {
+		t.Fatalf("the squatter's account = %+v, %v", old, err)
+	}
+	// Vic's address is verified now: a later emailed link with a wrong
+	// password and claimEmail claims nothing.
+	_, thirdKey := a.newWorkspace(t)
+	a.inviteAnswer(t, thirdKey, "vic@example.com", "viewer")
+	wantStatus(t, a.accept(t, mailed(4), `{"password":"a wrong password","claimEmail":true}`), http.StatusUnauthorized, "UNAUTHORIZED")
+	if u, _ := a.st.UserByEmail(ctx, "vic@example.com"); u.ID != vic.ID {
+		t.Fatal("a verified account was claimed")
+	}
+}

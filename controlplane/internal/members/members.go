@@ -76,6 +76,9 @@ type RoleInput struct {
 type AcceptInput struct {
 	Name     *string `json:"name"`
 	Password *string `json:"password"`
+	// ClaimEmail takes the address from an unverified account (with the
+	// emailed link only; api.InviteAcceptance).
+	ClaimEmail *bool `json:"claimEmail"`
 }
 
 // NormalizeEmail trims and lower-cases an email address.
@@ -357,7 +360,15 @@ func (s *Service) Accept(ctx context.Context, token string, in AcceptInput) (*wo
 		}
 	} else {
 		if ok, _ := argon2id.ComparePasswordAndHash(password, u.PasswordHash); !ok {
-			return nil, fault.New(fault.Unauthorized, "that password does not match the account of %s", inv.Email)
+			if !viaMail || u.EmailVerified {
+				return nil, fault.New(fault.Unauthorized, "that password does not match the account of %s", inv.Email)
+			}
+			if in.ClaimEmail == nil || !*in.ClaimEmail {
+				return nil, fault.New(fault.Unauthorized, "that password does not match the account of %s; "+
+					"if that account is not yours (its address was never proven), accept again with claimEmail: "+
+					"the address becomes yours, in a new account, and the other account loses it", inv.Email)
+			}
+			return s.claim(ctx, inv, hash, now, u, name, password, try)
 		}
 		if viaMail {
 			u.EmailVerified = true
@@ -373,6 +384,34 @@ func (s *Service) Accept(ctx context.Context, token string, in AcceptInput) (*wo
 	req.Actor = audit.Actor{Type: audit.ActorUser, ID: u.ID, Name: u.Name}
 	ctx = audit.With(audit.WithRequest(ctx, req), e)
 	if err := s.Store.AcceptInvite(ctx, hash, now, m, newUser); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// claim accepts the invite as a new, verified account of the invite's
+// email, which the unverified account squatter loses (ClaimEmail of the
+// store): the person proved the mailbox with the emailed link, which
+// outranks an account someone made with a copied one.
+func (s *Service) claim(ctx context.Context, inv *workspace.Invite, hash string, now time.Time, squatter *workspace.User, name, password string, try *workspace.PasswordTry) (*workspace.Membership, error) {
+	if name == "" {
+		name = inv.Email[:strings.LastIndex(inv.Email, "@")]
+	}
+	u := &workspace.User{ID: id.New(id.User), Email: inv.Email, Name: name, EmailVerified: true, CreatedAt: now}
+	var err error
+	if u.PasswordHash, err = links.HashPassword(password); err != nil {
+		return nil, err
+	}
+	_ = try.Right(ctx)
+	m := &workspace.Membership{WorkspaceID: inv.WorkspaceID, User: u, Role: inv.Role, CreatedAt: now}
+	joined, err := audit.Of(inv.WorkspaceID, "member.joined", "member", u.ID, nil, memberView(m))
+	if err != nil {
+		return nil, err
+	}
+	req, _ := audit.RequestOf(ctx)
+	req.Actor = audit.Actor{Type: audit.ActorUser, ID: u.ID, Name: u.Name}
+	ctx = audit.With(audit.WithRequest(ctx, req), joined)
+	if err := s.Store.ClaimEmail(ctx, hash, now, m, squatter.ID); err != nil {
 		return nil, err
 	}
 	return m, nil
