@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -57,5 +58,32 @@ func TestInvMailDashboardFailure(t *testing.T) {
 	wantStatus(t, "invite, email refused", p, http.StatusCreated)
 	if !strings.Contains(p.body, "The email could not be sent") || !strings.Contains(p.body, "550") || !joinRE.MatchString(p.body) {
 		t.Fatalf("the page after a refused email:\n%s", p.body)
+	}
+}
+
+// On the join page, a wrong password for an account whose address is not
+// proven offers to claim the address; with the emailed link, ticking it
+// joins as a new account.
+func TestMemberSecClaimDashboard(t *testing.T) {
+	srv := smtptest.Start(t, smtptest.Options{})
+	e := newEnv(t, "SHORTLINK_SMTP_URL=smtp://"+srv.Addr+"?from=links@example.com")
+	_, ownerKey := e.key(t)
+	owner := e.browser(t)
+	owner.signIn(ownerKey)
+	_, p := join(t, e, invite(t, owner, "vic@example.com", "member"), "Squatter", "the squatter's password")
+	wantStatus(t, "the squatter joins with the copied link", p, http.StatusSeeOther)
+	invite(t, owner, "vic@example.com", "viewer")
+	m := mailJoinRE.FindStringSubmatch(strings.ReplaceAll(string(srv.Wait(t, 2, 5*time.Second).Data), "=\r\n", ""))
+	if m == nil {
+		t.Fatal("no link in the second email")
+	}
+	b, p := join(t, e, m[1], "Vic", "vic's own password")
+	if p.status != http.StatusUnauthorized || !strings.Contains(p.body, `name="claimEmail"`) {
+		t.Fatalf("a wrong password on the join page: %d\n%s", p.status, p.body)
+	}
+	p = b.post(m[1], m[1], url.Values{"name": {"Vic"}, "password": {"vic's own password"}, "claimEmail": {"on"}})
+	wantRedirect(t, "claim the address", p, "/links")
+	if u, err := e.store.UserByEmail(context.Background(), "vic@example.com"); err != nil || u.Name != "Vic" || !u.EmailVerified {
+		t.Fatalf("vic@example.com is %+v, %v", u, err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/alexedwards/argon2id"
 	"github.com/go-chi/chi/v5"
 
+	"shortlink.dev/api"
 	"shortlink.dev/controlplane/client"
 	"shortlink.dev/controlplane/internal/links"
 	"shortlink.dev/shared/clientip"
@@ -290,6 +291,9 @@ func (d *Dashboard) withdrawInvite(w http.ResponseWriter, r *http.Request) {
 
 type joinPage struct {
 	Token string
+	// Claim offers to claim the address (after a wrong password: the
+	// account may be someone else's, made with a copied link).
+	Claim bool
 }
 
 // renderJoin shows the invite's form (name and password), its CSRF token
@@ -305,7 +309,7 @@ func (d *Dashboard) renderJoin(w http.ResponseWriter, r *http.Request, status in
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	d.render(w, r, status, "join", view{Title: "Join a workspace", CSRF: token, Problem: problem,
-		Data: joinPage{Token: chi.URLParam(r, "token")}})
+		Data: joinPage{Token: chi.URLParam(r, "token"), Claim: problem != nil && problem.Status == http.StatusUnauthorized}})
 }
 
 func (d *Dashboard) joinForm(w http.ResponseWriter, r *http.Request) {
@@ -333,7 +337,8 @@ func (d *Dashboard) join(w http.ResponseWriter, r *http.Request) {
 		d.renderJoin(w, r, http.StatusForbidden, &apiError{Status: 403, Message: "The form expired. Please try again."})
 		return
 	}
-	res, err := d.publicAPI(r).AcceptInvite(r.Context(), chi.URLParam(r, "token"), strings.TrimSpace(r.PostFormValue("name")), r.PostFormValue("password"))
+	res, err := d.publicAPI(r).AcceptInviteWith(r.Context(), chi.URLParam(r, "token"), api.InviteAcceptance{
+		Name: strings.TrimSpace(r.PostFormValue("name")), Password: r.PostFormValue("password"), ClaimEmail: r.PostFormValue("claimEmail") == "on"})
 	if problem := problemOf(err); problem != nil {
 		d.renderJoin(w, r, problem.Status, problem)
 		return
