@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"shortlink.dev/api"
 	"shortlink.dev/controlplane/client"
 )
 
@@ -89,6 +90,7 @@ func runInvites(e commandEnv, args []string) error {
 	cf.register(fs)
 	var page, perPage int
 	var email, role, name string
+	var claim bool
 	switch verb {
 	case "list":
 		fs.IntVar(&page, "page", 0, "page number (from 1)")
@@ -98,6 +100,7 @@ func runInvites(e commandEnv, args []string) error {
 		fs.StringVar(&role, "role", "", "owner, admin, member or viewer")
 	case "accept":
 		fs.StringVar(&name, "name", "", "your display name (for a new account)")
+		fs.BoolVar(&claim, "claim-email", false, "with the link of the invite's email: take the address from an unverified account that is not yours")
 	case "delete":
 	default:
 		return fmt.Errorf("invites %s: unknown verb; want list, create, delete or accept", verb)
@@ -122,7 +125,7 @@ func runInvites(e commandEnv, args []string) error {
 		if err != nil {
 			return err
 		}
-		res, err := c.AcceptInvite(e.ctx, pos[0], name, pw)
+		res, err := c.AcceptInviteWith(e.ctx, pos[0], api.InviteAcceptance{Name: name, Password: pw, ClaimEmail: claim})
 		if err != nil {
 			return err
 		}
