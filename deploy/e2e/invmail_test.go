@@ -63,6 +63,23 @@ func TestInvMailE2E(t *testing.T) {
 	}
 	tg.API(t, "", "POST", "/invites/"+inv.Token+"/accept", obj{"name": "Ada", "password": "ada's long password"}).wantError(t, 404, "NOT_FOUND")
 
+	// A squatter took vic@'s address with a copied link; Vic claims it with
+	// the emailed link of another invite.
+	var squat, second api.Invite
+	tg.API(t, w.Key, "POST", "/invites", obj{"email": "vic@example.com", "role": "admin"}).wantSuccess(t, 201).Data(t, &squat)
+	tg.API(t, "", "POST", "/invites/"+squat.Token+"/accept", obj{"password": "the squatter's password"}).wantSuccess(t, 200)
+	tg.API(t, w.Key, "POST", "/invites", obj{"email": "vic@example.com", "role": "viewer"}).wantSuccess(t, 201).Data(t, &second)
+	vm := invMailLink.FindStringSubmatch(strings.ReplaceAll(string(mail.Wait(t, 3, 10*time.Second).Data), "=\r\n", ""))
+	if vm == nil {
+		t.Fatal("no link in Vic's second email")
+	}
+	tg.API(t, "", "POST", "/invites/"+vm[1]+"/accept", obj{"password": "vic's own password"}).wantError(t, 401, "UNAUTHORIZED")
+	var vic api.InviteAccepted
+	tg.API(t, "", "POST", "/invites/"+vm[1]+"/accept", obj{"name": "Vic", "password": "vic's own password", "claimEmail": true}).wantSuccess(t, 200).Data(t, &vic)
+	if vic.Member.Name != "Vic" || vic.Member.EmailVerified == nil || !*vic.Member.EmailVerified {
+		t.Fatalf("Vic's claim: %+v", vic.Member)
+	}
+
 	// The members page says the invite was emailed, above the link to copy
 	// (shot at each width).
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
