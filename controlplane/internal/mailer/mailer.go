@@ -49,9 +49,6 @@ type Mailer struct {
 // New returns a mailer for cfg.
 func New(cfg *config.SMTP) *Mailer { return &Mailer{cfg: cfg} }
 
-// Timeout is how long one delivery may take at most.
-func (m *Mailer) Timeout() time.Duration { return m.cfg.Timeout }
-
 // Clean makes a user's text safe for a header and a one-line sentence: every
 // control character (CR, LF, tab, the C1 controls) and every Unicode line or
 // paragraph separator becomes a space; it is then trimmed and cut to max
@@ -148,6 +145,8 @@ func (m *Mailer) SendInvitation(ctx context.Context, inv Invitation) error {
 		if ctx.Err() != nil || (errors.As(err, &ne) && ne.Timeout()) || strings.Contains(err.Error(), "i/o timeout") {
 			return fmt.Errorf("the mail server %s did not answer within %s", m.cfg.Addr(), m.cfg.Timeout)
 		}
+		// Not wrapped: the library's error may quote what was sent, and
+		// the answer shows this one to the inviter.
 		return fmt.Errorf("sending through %s: %s", m.cfg.Addr(), redact(err.Error(), m.cfg.Password))
 	}
 	return nil
