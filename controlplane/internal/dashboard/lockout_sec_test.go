@@ -29,7 +29,7 @@ func TestMemberSecLockoutStrangerCannotLockOwner(t *testing.T) {
 	owner := e.browser(t)
 	owner.signIn(ownerKey)
 	const email, right = "lee@example.com", "lee's long password"
-	join(t, e, invite(t, owner, email, "member"), "Lee", right)
+	joined, _ := join(t, e, invite(t, owner, email, "member"), "Lee", right)
 	join(t, e, invite(t, owner, "sam@example.com", "member"), "Sam", "sam's long password")
 
 	// Lee signs in on their laptop: it becomes a known device.
@@ -89,6 +89,11 @@ func TestMemberSecLockoutStrangerCannotLockOwner(t *testing.T) {
 	}
 	// Lee's laptop still signs in, from anywhere.
 	dropSession(t, e, laptop)
+	// So does the browser Lee joined with.
+	dropSession(t, e, joined)
+	if c := signInFrom(t, joined, "192.0.2.201", email, right); c != http.StatusSeeOther {
+		t.Fatalf("the browser lee joined with, past the ceiling: %d", c)
+	}
 	p := laptop.do("POST", "/signin", url.Values{"email": {email}, "password": {right}, "csrf": {csrfOf(t, laptop.get("/"))}}, "X-Forwarded-For", "192.0.2.200")
 	if p.status != http.StatusSeeOther {
 		t.Fatalf("lee's known laptop past the ceiling: %d %s", p.status, p.body)

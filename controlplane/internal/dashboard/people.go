@@ -345,6 +345,12 @@ func (d *Dashboard) join(w http.ResponseWriter, r *http.Request) {
 	}
 	m := &workspace.Membership{WorkspaceID: res.WorkspaceID, Role: workspace.Role(res.Member.Role),
 		User: &workspace.User{ID: res.Member.ID, Email: res.Member.Email, Name: res.Member.Name}}
+	// The browser that joined is a known device of the account (its wrong
+	// passwords never count against the account's ceiling).
+	if err := d.rememberDevice(w, r, res.Member.Email); err != nil {
+		d.fail(w, r, err)
+		return
+	}
 	d.startSession(w, r, workspace.MemberKey(m), func(idHash string) error {
 		return d.o.Sessions.CreateUserSession(r.Context(), idHash, m.User.ID, m.WorkspaceID, randomToken(), d.o.Now().Add(d.o.SessionTTL))
 	})
