@@ -46,8 +46,8 @@ type Options struct {
 	// accepts, and a message needs them.
 	Username, Password string
 	// TLS offers STARTTLS with a self-signed certificate (Server.RootCAs
-	// trusts it).
-	TLS bool
+	// trusts it); Implicit speaks TLS from the first byte instead (smtps).
+	TLS, Implicit bool
 	// Delay is how long the server waits before answering MAIL FROM.
 	Delay time.Duration
 	// Reject refuses every recipient with 550.
@@ -79,10 +79,14 @@ func Start(t testing.TB, opts Options) *Server {
 	srv.Domain = "localhost"
 	srv.AllowInsecureAuth = true
 	srv.ReadTimeout, srv.WriteTimeout = 30*time.Second, 30*time.Second
-	if opts.TLS {
+	if opts.TLS || opts.Implicit {
 		cert, pool := selfSigned(t)
 		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
 		s.RootCAs = pool
+		if opts.Implicit {
+			l = tls.NewListener(l, srv.TLSConfig)
+			srv.TLSConfig = nil // no STARTTLS inside TLS
+		}
 	}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })

@@ -178,3 +178,24 @@ func TestInvMailClean(t *testing.T) {
 		t.Errorf("not cut: %d runes", len([]rune(got)))
 	}
 }
+
+// smtps:// speaks TLS from the first byte.
+func TestInvMailSendsOverImplicitTLS(t *testing.T) {
+	srv := smtptest.Start(t, smtptest.Options{Implicit: true, Username: "u", Password: "p"})
+	m := mailer.New(smtpConfig(t, "smtps://u:p@"+srv.Addr+"?from=links@example.com"))
+	m.TLSConfig = &tls.Config{RootCAs: srv.RootCAs, ServerName: "127.0.0.1"}
+	if err := m.SendInvitation(context.Background(), invitation); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Wait(t, 1, 5*time.Second); !got.TLS || got.Authed != "u" || got.To[0] != "ada@example.com" {
+		t.Fatalf("received %+v", got)
+	}
+	// A certificate the client does not trust: nothing is sent.
+	m = mailer.New(smtpConfig(t, "smtps://u:p@"+srv.Addr+"?from=links@example.com&timeout=2s"))
+	if err := m.SendInvitation(context.Background(), invitation); err == nil {
+		t.Fatal("an untrusted certificate was accepted")
+	}
+	if n := len(srv.Messages()); n != 1 {
+		t.Fatalf("%d messages", n)
+	}
+}
