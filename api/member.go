@@ -6,8 +6,12 @@ import "time"
 type Member struct {
 	// ID is the user's id (usr_…).
 	ID string `json:"id"`
-	// Email is the user's email, lower-cased.
-	Email string `json:"email"`
+	// Email is the user's email, lower-cased; shown only to callers holding
+	// members:write (GET /members is open to every key of the workspace).
+	Email string `json:"email,omitempty"`
+	// EmailVerified is true when the person proved the email is theirs
+	// (they joined with an invite's emailed link); with Email only.
+	EmailVerified *bool `json:"emailVerified,omitempty"`
 	// Name is the user's display name.
 	Name string `json:"name"`
 	// Role is owner, admin, member or viewer.
@@ -41,6 +45,12 @@ type Invite struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 	// CreatedAt is when the invite was made.
 	CreatedAt time.Time `json:"createdAt"`
+	// EmailSent, in the create answer only when the server sends invites
+	// by email (SHORTLINK_SMTP_URL), says whether the mail server took
+	// the invite's email; EmailError says why not. The link above still
+	// works, to copy.
+	EmailSent  *bool  `json:"emailSent,omitempty"`
+	EmailError string `json:"emailError,omitempty"`
 }
 
 // InviteInput is an invite to make (POST /invites).
@@ -55,11 +65,18 @@ type InviteInput struct {
 // and Password make a new account; for an existing account of the invite's
 // email, Password is that account's.
 type InviteAcceptance struct {
-	// Name is a new account's display name.
+	// Name is a new account's display name (the email's part before the @
+	// when empty); ignored for an existing account.
 	Name string `json:"name,omitempty"`
 	// Password is a new account's password (10 to 256 characters), or the
 	// existing account's.
 	Password string `json:"password"`
+	// ClaimEmail, with the link of the invite's email only, takes the
+	// address from an existing account whose email is unverified (made with
+	// a copied link, perhaps by someone else) when Password is not its
+	// password: the address becomes a new account's, verified; the other
+	// account loses it.
+	ClaimEmail bool `json:"claimEmail,omitempty"`
 }
 
 // InviteAccepted is the answer of an accepted invite: the new member and

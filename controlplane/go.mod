@@ -53,7 +53,10 @@ replace (
 
 require (
 	github.com/coreos/go-oidc/v3 v3.21.0
+	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
+	github.com/emersion/go-smtp v0.25.1
 	github.com/makiuchi-d/gozxing v0.1.1
+	github.com/wneessen/go-mail v0.8.1
 	github.com/yeqown/go-qrcode/v2 v2.2.5
 	golang.org/x/net v0.61.0
 	golang.org/x/oauth2 v0.38.0

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"shortlink.dev/api"
 	"shortlink.dev/controlplane/client"
 )
 
@@ -65,7 +66,13 @@ func memberTable(ms []client.Member) func(tw *tabwriter.Writer) {
 	return func(tw *tabwriter.Writer) {
 		fmt.Fprintln(tw, "ID\tEMAIL\tNAME\tROLE\tJOINED")
 		for _, m := range ms {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.Email, m.Name, m.Role, m.JoinedAt.Format("2006-01-02"))
+			email := m.Email
+			if email == "" {
+				email = "-" // shown only to keys holding members:write
+			} else if m.EmailVerified != nil && !*m.EmailVerified {
+				email += " (unverified)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, email, m.Name, m.Role, m.JoinedAt.Format("2006-01-02"))
 		}
 	}
 }
@@ -83,6 +90,7 @@ func runInvites(e commandEnv, args []string) error {
 	cf.register(fs)
 	var page, perPage int
 	var email, role, name string
+	var claim bool
 	switch verb {
 	case "list":
 		fs.IntVar(&page, "page", 0, "page number (from 1)")
@@ -92,6 +100,7 @@ func runInvites(e commandEnv, args []string) error {
 		fs.StringVar(&role, "role", "", "owner, admin, member or viewer")
 	case "accept":
 		fs.StringVar(&name, "name", "", "your display name (for a new account)")
+		fs.BoolVar(&claim, "claim-email", false, "with the link of the invite's email: take the address from an unverified account that is not yours")
 	case "delete":
 	default:
 		return fmt.Errorf("invites %s: unknown verb; want list, create, delete or accept", verb)
@@ -116,7 +125,7 @@ func runInvites(e commandEnv, args []string) error {
 		if err != nil {
 			return err
 		}
-		res, err := c.AcceptInvite(e.ctx, pos[0], name, pw)
+		res, err := c.AcceptInviteWith(e.ctx, pos[0], api.InviteAcceptance{Name: name, Password: pw, ClaimEmail: claim})
 		if err != nil {
 			return err
 		}
@@ -139,6 +148,13 @@ func runInvites(e commandEnv, args []string) error {
 		}
 		return out.write(inv, func(tw *tabwriter.Writer) {
 			fmt.Fprintf(tw, "%s\t%s\t%s\texpires %s\n%s\n", inv.ID, inv.Email, inv.Role, inv.ExpiresAt.Format("2006-01-02 15:04 MST"), inv.AcceptURL)
+			switch {
+			case inv.EmailSent == nil:
+			case *inv.EmailSent:
+				fmt.Fprintf(tw, "emailed to %s (with a link of its own)\n", inv.Email)
+			default:
+				fmt.Fprintf(tw, "not emailed: %s\n", inv.EmailError)
+			}
 		})
 	case "delete":
 		if err := c.DeleteInvite(e.ctx, pos[0]); err != nil {

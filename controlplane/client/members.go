@@ -61,7 +61,11 @@ func (c *Client) DeleteInvite(ctx context.Context, id string) error {
 // AcceptInvite accepts an invite with its token (no key needed): name and
 // password make a new account, or password is the existing account's.
 func (c *Client) AcceptInvite(ctx context.Context, token, name, password string) (*InviteAccepted, error) {
+	return c.AcceptInviteWith(ctx, token, api.InviteAcceptance{Name: name, Password: password})
+}
+
+// AcceptInviteWith accepts an invite with the whole body (ClaimEmail too).
+func (c *Client) AcceptInviteWith(ctx context.Context, token string, in api.InviteAcceptance) (*InviteAccepted, error) {
 	var out InviteAccepted
-	return &out, c.do(ctx, call{method: http.MethodPost, path: path("invites", token, "accept"),
-		body: api.InviteAcceptance{Name: name, Password: password}, data: &out})
+	return &out, c.do(ctx, call{method: http.MethodPost, path: path("invites", token, "accept"), body: in, data: &out})
 }

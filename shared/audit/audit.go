@@ -215,6 +215,20 @@ func With(ctx context.Context, entries ...Entry) context.Context {
 	return context.WithValue(ctx, entriesKey{}, &pending{entries: entries})
 }
 
+// Set replaces the entries ctx carries (made by With) before a transaction
+// takes them: a store's check that runs inside the transaction may make the
+// entry from the rows it locked. It reports whether ctx carried entries.
+func Set(ctx context.Context, entries ...Entry) bool {
+	p, _ := ctx.Value(entriesKey{}).(*pending)
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	p.entries = entries
+	p.mu.Unlock()
+	return true
+}
+
 // Take returns the entries ctx carries that no transaction has taken yet,
 // and a function that marks them taken; a store calls it once its
 // transaction committed.

@@ -86,6 +86,9 @@ type Config struct {
 	WebhookLease time.Duration
 	// OIDC is the dashboard's single sign-on (SHORTLINK_OIDC_*, oidc.go).
 	OIDC OIDC
+	// SMTP is where invites are emailed from (SHORTLINK_SMTP_URL, smtp.go);
+	// nil when unset: invite links are then only shown to copy.
+	SMTP *SMTP
 }
 
 // DefaultEdgeCacheLinks is SHORTLINK_EDGE_CACHE_LINKS's default: 131,072
@@ -359,6 +362,10 @@ var options = []option{
 		c.WebhookCAFile = v
 		return nil
 	}},
+	{"SHORTLINK_SMTP_URL", "", func(c *Config, v string) (err error) {
+		c.SMTP, err = ParseSMTPURL(v)
+		return err
+	}},
 	{"SHORTLINK_BILLING_PROCESSOR", "local", func(c *Config, v string) error {
 		if v != "local" && v != "stripe" {
 			return fmt.Errorf("must be local or stripe")
@@ -402,7 +409,7 @@ var CatalogPrices = []string{
 // secret settings are never repeated in an error: they may hold passwords.
 var secret = map[string]bool{
 	"SHORTLINK_BOOTSTRAP_API_KEY": true, "SHORTLINK_DATABASE_URL": true, "SHORTLINK_CLICKHOUSE_URL": true,
-	"SHORTLINK_REDIS_URL": true, "SHORTLINK_STRIPE_SECRET_KEY": true, "SHORTLINK_STRIPE_WEBHOOK_SECRET": true,
+	"SHORTLINK_REDIS_URL": true, "SHORTLINK_SMTP_URL": true, "SHORTLINK_STRIPE_SECRET_KEY": true, "SHORTLINK_STRIPE_WEBHOOK_SECRET": true,
 }
 
 // Load reads every setting from getenv (os.Getenv when nil). The error names the

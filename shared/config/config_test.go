@@ -121,6 +121,7 @@ func TestNamesMatchContract(t *testing.T) {
 		"SHORTLINK_OIDC_ALLOWED_DOMAINS":          "",
 		"SHORTLINK_OIDC_DEFAULT_ROLE":             "",
 		"SHORTLINK_OIDC_WORKSPACE":                "default",
+		"SHORTLINK_SMTP_URL":                      "",
 	}
 	got := map[string]string{}
 	for _, nd := range Names() {

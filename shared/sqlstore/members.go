@@ -13,12 +13,12 @@ import (
 
 var _ workspace.MemberStore = (*Store)(nil)
 
-const userColumns = `u.id, u.email, u.name, u.password_hash, u.created_at`
+const userColumns = `u.id, u.email, u.name, u.password_hash, u.email_verified, u.created_at`
 
 func scanUser(row scanner, extra ...any) (*workspace.User, error) {
 	var u workspace.User
 	var created int64
-	if err := row.Scan(append([]any{&u.ID, &u.Email, &u.Name, &u.PasswordHash, &created}, extra...)...); err != nil {
+	if err := row.Scan(append([]any{&u.ID, &u.Email, &u.Name, &u.PasswordHash, &u.EmailVerified, &created}, extra...)...); err != nil {
 		return nil, err
 	}
 	u.CreatedAt = fromMicros(created)
@@ -54,12 +54,16 @@ func (s *Store) AddMember(ctx context.Context, m *workspace.Membership, newUser 
 func addMember(ctx context.Context, tx *sql.Tx, m *workspace.Membership, newUser bool) error {
 	u := m.User
 	if newUser {
-		_, err := tx.ExecContext(ctx, `INSERT INTO users (id, email, name, password_hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
-			u.ID, u.Email, u.Name, u.PasswordHash, micros(u.CreatedAt))
+		_, err := tx.ExecContext(ctx, `INSERT INTO users (id, email, name, password_hash, email_verified, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+			u.ID, u.Email, u.Name, u.PasswordHash, u.EmailVerified, micros(u.CreatedAt))
 		if isUniqueViolation(err) {
 			return fault.New(fault.MemberExists, "an account with the email %s exists already", u.Email)
 		}
 		if err != nil {
+			return err
+		}
+	} else if u.EmailVerified {
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET email_verified = TRUE WHERE id = $1`, u.ID); err != nil {
 			return err
 		}
 	}
@@ -141,7 +145,7 @@ func (s *Store) Memberships(ctx context.Context, userID string) ([]*workspace.Me
 // lock on SQLite), so that the count of owners it checks cannot change under
 // it: two owners demoting each other at once leave one owner, not none.
 // leavesOwner reports whether the member still counts as an owner after.
-func (s *Store) changeMember(ctx context.Context, workspaceID, userID string, leavesOwner bool, change func(tx *sql.Tx) error) (*workspace.Membership, error) {
+func (s *Store) changeMember(ctx context.Context, workspaceID, userID string, leavesOwner bool, checks []func(*workspace.Membership) error, change func(tx *sql.Tx) error) (*workspace.Membership, error) {
 	var old *workspace.Membership
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE workspaces SET name = name WHERE id = $1`, workspaceID); err != nil {
@@ -150,6 +154,11 @@ func (s *Store) changeMember(ctx context.Context, workspaceID, userID string, le
 		var err error
 		if old, err = getMember(ctx, tx, workspaceID, userID); err != nil {
 			return err
+		}
+		for _, check := range checks {
+			if err := check(old); err != nil {
+				return err
+			}
 		}
 		if old.Role == workspace.Owner && !leavesOwner {
 			var owners int
@@ -170,16 +179,16 @@ func (s *Store) changeMember(ctx context.Context, workspaceID, userID string, le
 }
 
 // SetMemberRole implements workspace.MemberStore.
-func (s *Store) SetMemberRole(ctx context.Context, workspaceID, userID string, role workspace.Role) (*workspace.Membership, error) {
-	return s.changeMember(ctx, workspaceID, userID, role == workspace.Owner, func(tx *sql.Tx) error {
+func (s *Store) SetMemberRole(ctx context.Context, workspaceID, userID string, role workspace.Role, checks ...func(*workspace.Membership) error) (*workspace.Membership, error) {
+	return s.changeMember(ctx, workspaceID, userID, role == workspace.Owner, checks, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE members SET role = $3 WHERE workspace_id = $1 AND user_id = $2`, workspaceID, userID, string(role))
 		return err
 	})
 }
 
 // DeleteMember implements workspace.MemberStore.
-func (s *Store) DeleteMember(ctx context.Context, workspaceID, userID string) (*workspace.Membership, error) {
-	return s.changeMember(ctx, workspaceID, userID, false, func(tx *sql.Tx) error {
+func (s *Store) DeleteMember(ctx context.Context, workspaceID, userID string, checks ...func(*workspace.Membership) error) (*workspace.Membership, error) {
+	return s.changeMember(ctx, workspaceID, userID, false, checks, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM members WHERE workspace_id = $1 AND user_id = $2`, workspaceID, userID); err != nil {
 			return err
 		}
@@ -193,13 +202,14 @@ func (s *Store) DeleteMember(ctx context.Context, workspaceID, userID string) (*
 	})
 }
 
-const inviteColumns = `id, workspace_id, email, role, token_hash, expires_at, created_at`
+const inviteColumns = `id, workspace_id, email, role, token_hash, COALESCE(mail_token_hash, ''), expires_at, created_at`
+const inviteInsertColumns = `id, workspace_id, email, role, token_hash, mail_token_hash, expires_at, created_at`
 
 func scanInvite(row scanner) (*workspace.Invite, error) {
 	var inv workspace.Invite
 	var role string
 	var expires, created int64
-	if err := row.Scan(&inv.ID, &inv.WorkspaceID, &inv.Email, &role, &inv.TokenHash, &expires, &created); err != nil {
+	if err := row.Scan(&inv.ID, &inv.WorkspaceID, &inv.Email, &role, &inv.TokenHash, &inv.MailTokenHash, &expires, &created); err != nil {
 		return nil, err
 	}
 	inv.Role, inv.ExpiresAt, inv.CreatedAt = workspace.Role(role), fromMicros(expires), fromMicros(created)
@@ -208,8 +218,12 @@ func scanInvite(row scanner) (*workspace.Invite, error) {
 
 // CreateInvite implements workspace.MemberStore.
 func (s *Store) CreateInvite(ctx context.Context, inv *workspace.Invite) error {
-	return wrapWrite("create invite", s.execOne(ctx, "", `INSERT INTO invites (`+inviteColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		inv.ID, inv.WorkspaceID, inv.Email, string(inv.Role), inv.TokenHash, micros(inv.ExpiresAt), micros(inv.CreatedAt)))
+	var mailHash any
+	if inv.MailTokenHash != "" {
+		mailHash = inv.MailTokenHash
+	}
+	return wrapWrite("create invite", s.execOne(ctx, "", `INSERT INTO invites (`+inviteInsertColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		inv.ID, inv.WorkspaceID, inv.Email, string(inv.Role), inv.TokenHash, mailHash, micros(inv.ExpiresAt), micros(inv.CreatedAt)))
 }
 
 // ListInvites implements workspace.MemberStore.
@@ -242,7 +256,7 @@ func (s *Store) DeleteInvite(ctx context.Context, workspaceID, id string) error 
 
 // InviteByTokenHash implements workspace.MemberStore.
 func (s *Store) InviteByTokenHash(ctx context.Context, hash string) (*workspace.Invite, error) {
-	return s.oneInvite(ctx, `token_hash = $1`, hash)
+	return s.oneInvite(ctx, `(token_hash = $1 OR mail_token_hash = $1)`, hash)
 }
 
 // GetInvite implements workspace.MemberStore.
@@ -266,7 +280,7 @@ func (s *Store) oneInvite(ctx context.Context, where string, args ...any) (*work
 // others wait for its row lock, then find nothing; SQLite runs one writer).
 func (s *Store) AcceptInvite(ctx context.Context, tokenHash string, now time.Time, m *workspace.Membership, newUser bool) error {
 	return wrapWrite("accept invite", s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM invites WHERE token_hash = $1 AND workspace_id = $2 AND expires_at > $3`,
+		res, err := tx.ExecContext(ctx, `DELETE FROM invites WHERE (token_hash = $1 OR mail_token_hash = $1) AND workspace_id = $2 AND expires_at > $3`,
 			tokenHash, m.WorkspaceID, micros(now))
 		if err != nil {
 			return err
@@ -275,5 +289,35 @@ func (s *Store) AcceptInvite(ctx context.Context, tokenHash string, now time.Tim
 			return err
 		}
 		return addMember(ctx, tx, m, newUser)
+	}))
+}
+
+// ClaimEmail implements workspace.MemberStore: in one transaction it takes
+// the email from the unverified account released (renamed
+// "released+<id>@invalid", its password cleared so that nothing signs in
+// to it, its dashboard sessions deleted) and accepts the invite as a new
+// user. NOT_FOUND when that account is gone or verified meanwhile.
+func (s *Store) ClaimEmail(ctx context.Context, tokenHash string, now time.Time, m *workspace.Membership, released string) error {
+	return wrapWrite("claim email", s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE users SET email = 'released+' || id || '@invalid', password_hash = ''
+			WHERE id = $1 AND email = $2 AND NOT email_verified`, released, m.User.Email)
+		if err != nil {
+			return err
+		}
+		if err := mustAffect(res, "user"); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM user_sessions WHERE user_id = $1`, released); err != nil {
+			return err
+		}
+		res, err = tx.ExecContext(ctx, `DELETE FROM invites WHERE (token_hash = $1 OR mail_token_hash = $1) AND workspace_id = $2 AND expires_at > $3`,
+			tokenHash, m.WorkspaceID, micros(now))
+		if err != nil {
+			return err
+		}
+		if err := mustAffect(res, "invite"); err != nil {
+			return err
+		}
+		return addMember(ctx, tx, m, true)
 	}))
 }

@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -30,6 +32,21 @@ func (s *Store) GiveBackSignInTry(ctx context.Context, key string, start time.Ti
 		return fmt.Errorf("cannot give back a sign-in try: %w", err)
 	}
 	return nil
+}
+
+// SignInTries returns key's tries in the window that is open at now
+// (0 when none is), counting none.
+func (s *Store) SignInTries(ctx context.Context, key string, now time.Time, window time.Duration) (int64, time.Time, error) {
+	var n, start int64
+	err := s.db.QueryRowContext(ctx, `SELECT tries, window_start FROM signin_tries WHERE try_key = $1 AND window_start > $2`,
+		key, micros(now.Add(-window))).Scan(&n, &start)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, now, nil
+	}
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("cannot read sign-in tries: %w", err)
+	}
+	return n, fromMicros(start), nil
 }
 
 // DeleteSignInTriesBefore deletes the sign-in windows that started at or before t.

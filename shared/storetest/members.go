@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -194,6 +195,146 @@ func Members(t *testing.T, open func(t *testing.T) MemberStores) {
 		wantCode(t, err, fault.MemberExists, "accept as a member already")
 		if err := s.DeleteInvite(ctx, ws.ID, inv2.ID); err != nil {
 			t.Fatalf("delete invite kept by the refused accept: %v", err)
+		}
+	})
+	// An emailed invite's second token finds and accepts it; an account made
+	// with it is verified, an existing one joined with it becomes so.
+	t.Run("OKMailTokenVerifies", func(t *testing.T) {
+		s := open(t)
+		ws, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+		u := NewUser()
+		inv := &workspace.Invite{ID: id.New(id.Invite), WorkspaceID: ws.ID, Email: u.Email, Role: workspace.Member,
+			TokenHash: workspace.HashKey("copied-" + u.ID), MailTokenHash: workspace.HashKey("mailed-" + u.ID), ExpiresAt: at(1000), CreatedAt: base}
+		if err := s.CreateInvite(ctx, inv); err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range []string{inv.TokenHash, inv.MailTokenHash} {
+			if got, err := s.InviteByTokenHash(ctx, h); err != nil || got.ID != inv.ID || got.MailTokenHash != inv.MailTokenHash {
+				t.Fatalf("invite by hash %s = %+v, %v", h, got, err)
+			}
+		}
+		u.EmailVerified = true
+		if err := s.AcceptInvite(ctx, inv.MailTokenHash, at(1), &workspace.Membership{WorkspaceID: ws.ID, User: u, Role: workspace.Member, CreatedAt: at(1)}, true); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.InviteByTokenHash(ctx, inv.TokenHash); !fault.Is(err, fault.NotFound) {
+			t.Fatalf("the copied token after the mailed one accepted: %v", err)
+		}
+		if got, err := s.UserByEmail(ctx, u.Email); err != nil || !got.EmailVerified {
+			t.Fatalf("user made with the mailed token = %+v, %v", got, err)
+		}
+		// An invite without a mail token, and an unverified account joined with a mailed one.
+		plain := &workspace.Invite{ID: id.New(id.Invite), WorkspaceID: ws.ID, Email: "p" + u.Email, Role: workspace.Member,
+			TokenHash: workspace.HashKey("plain-" + u.ID), ExpiresAt: at(1000), CreatedAt: base}
+		if err := s.CreateInvite(ctx, plain); err != nil {
+			t.Fatal(err)
+		}
+		v := MustAddMember(t, s, ws.ID, workspace.Viewer).User
+		if got, _ := s.UserByEmail(ctx, v.Email); got.EmailVerified {
+			t.Fatal("a user stored unverified reads verified")
+		}
+		inv2 := &workspace.Invite{ID: id.New(id.Invite), WorkspaceID: other.ID, Email: v.Email, Role: workspace.Viewer,
+			TokenHash: workspace.HashKey("c2-" + v.ID), MailTokenHash: workspace.HashKey("m2-" + v.ID), ExpiresAt: at(1000), CreatedAt: base}
+		if err := s.CreateInvite(ctx, inv2); err != nil {
+			t.Fatal(err)
+		}
+		v.EmailVerified = true
+		if err := s.AcceptInvite(ctx, inv2.MailTokenHash, at(2), &workspace.Membership{WorkspaceID: other.ID, User: v, Role: workspace.Viewer, CreatedAt: at(2)}, false); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.UserByEmail(ctx, v.Email); !got.EmailVerified {
+			t.Fatal("joining with a mailed token did not verify the existing account")
+		}
+	})
+
+	// The checks of a role change or removal run in its transaction on the
+	// member as it is there, and their error stops the change.
+	t.Run("ChecksInTransaction", func(t *testing.T) {
+		s := open(t)
+		ws := MustCreateWorkspace(t, s)
+		MustAddMember(t, s, ws.ID, workspace.Owner)
+		m := MustAddMember(t, s, ws.ID, workspace.Member)
+		if _, err := s.SetMemberRole(ctx, ws.ID, m.User.ID, workspace.Owner); err != nil {
+			t.Fatal(err)
+		}
+		var seen workspace.Role
+		refuse := func(old *workspace.Membership) error {
+			seen = old.Role
+			return fault.New(fault.Forbidden, "no")
+		}
+		if _, err := s.SetMemberRole(ctx, ws.ID, m.User.ID, workspace.Viewer, refuse); !fault.Is(err, fault.Forbidden) || seen != workspace.Owner {
+			t.Fatalf("refused change: %v, the check saw %q", err, seen)
+		}
+		if _, err := s.DeleteMember(ctx, ws.ID, m.User.ID, refuse); !fault.Is(err, fault.Forbidden) {
+			t.Fatalf("refused removal: %v", err)
+		}
+		if got, err := s.GetMember(ctx, ws.ID, m.User.ID); err != nil || got.Role != workspace.Owner {
+			t.Fatalf("after refused changes: %+v, %v", got, err)
+		}
+	})
+
+	// SignInTries reads a window's count without counting.
+	t.Run("OKSignInTriesPeek", func(t *testing.T) {
+		s := open(t)
+		key := "signin:user:peek-" + uuid.NewString()
+		if n, _, err := s.SignInTries(ctx, key, base, time.Minute); err != nil || n != 0 {
+			t.Fatalf("no tries: %d, %v", n, err)
+		}
+		for range 3 {
+			if _, _, err := s.TakeSignInTry(ctx, key, base, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n, start, err := s.SignInTries(ctx, key, base.Add(time.Second), time.Minute); err != nil || n != 3 || !start.Equal(stored(base)) {
+			t.Fatalf("3 tries: %d from %s, %v", n, start, err)
+		}
+		if n, _, _ := s.SignInTries(ctx, key, base.Add(time.Second), time.Minute); n != 3 {
+			t.Fatalf("peeking counted: %d", n)
+		}
+		if n, _, _ := s.SignInTries(ctx, key, base.Add(2*time.Minute), time.Minute); n != 0 {
+			t.Fatalf("after the window: %d", n)
+		}
+	})
+	// ClaimEmail takes an unverified account's email for a new user and
+	// accepts the invite, at once; never a verified account's.
+	t.Run("OKClaimEmail", func(t *testing.T) {
+		s := open(t)
+		ws, other := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+		squatter := MustAddMember(t, s, ws.ID, workspace.Admin).User
+		inv := &workspace.Invite{ID: id.New(id.Invite), WorkspaceID: other.ID, Email: squatter.Email, Role: workspace.Viewer,
+			TokenHash: workspace.HashKey("c-" + squatter.ID), MailTokenHash: workspace.HashKey("m-" + squatter.ID), ExpiresAt: at(1000), CreatedAt: base}
+		if err := s.CreateInvite(ctx, inv); err != nil {
+			t.Fatal(err)
+		}
+		owner := NewUser()
+		owner.Email, owner.EmailVerified = squatter.Email, true
+		m := &workspace.Membership{WorkspaceID: other.ID, User: owner, Role: workspace.Viewer, CreatedAt: at(1)}
+		if err := s.ClaimEmail(ctx, inv.MailTokenHash, at(1), m, squatter.ID); err != nil {
+			t.Fatal(err)
+		}
+		if u, err := s.UserByEmail(ctx, squatter.Email); err != nil || u.ID != owner.ID || !u.EmailVerified {
+			t.Fatalf("the address belongs to %+v, %v", u, err)
+		}
+		if u, err := s.GetUser(ctx, squatter.ID); err != nil || u.Email != "released+"+squatter.ID+"@invalid" || u.PasswordHash != "" {
+			t.Fatalf("the released account = %+v, %v", u, err)
+		}
+		if _, err := s.InviteByTokenHash(ctx, inv.TokenHash); !fault.Is(err, fault.NotFound) {
+			t.Fatalf("the invite after the claim: %v", err)
+		}
+		// A verified account is not released: nothing changes.
+		inv2 := &workspace.Invite{ID: id.New(id.Invite), WorkspaceID: ws.ID, Email: owner.Email, Role: workspace.Viewer,
+			TokenHash: workspace.HashKey("c2-" + owner.ID), ExpiresAt: at(1000), CreatedAt: base}
+		if err := s.CreateInvite(ctx, inv2); err != nil {
+			t.Fatal(err)
+		}
+		again := NewUser()
+		again.Email = owner.Email
+		err := s.ClaimEmail(ctx, inv2.TokenHash, at(2), &workspace.Membership{WorkspaceID: ws.ID, User: again, Role: workspace.Viewer, CreatedAt: at(2)}, owner.ID)
+		if !fault.Is(err, fault.NotFound) {
+			t.Fatalf("claiming a verified account: %v", err)
+		}
+		if _, err := s.InviteByTokenHash(ctx, inv2.TokenHash); err != nil {
+			t.Fatalf("the refused claim used the invite: %v", err)
 		}
 	})
 }

@@ -85,7 +85,13 @@ type User struct {
 	Name  string
 	// PasswordHash is an argon2id hash (PHC string), as link passwords'.
 	PasswordHash string
-	CreatedAt    time.Time
+	// EmailVerified is true when the person proved they read the email's
+	// mailbox: they made or joined the account with an invite's link that
+	// came by email (docs/teams.md). An unverified email must never be
+	// matched to anything by its address alone (another workspace's
+	// invite, a single sign-on identity).
+	EmailVerified bool
+	CreatedAt     time.Time
 }
 
 // Membership is a user's place in a workspace: the role they act with there.
@@ -106,30 +112,22 @@ type Invite struct {
 	Email       string
 	Role        Role
 	TokenHash   string
-	ExpiresAt   time.Time
-	CreatedAt   time.Time
+	// MailTokenHash is the hash of the second token of an invite sent by
+	// email, which only the email holds ("" when none was sent).
+	MailTokenHash string
+	ExpiresAt     time.Time
+	CreatedAt     time.Time
 }
 
 // MemberStore keeps users, memberships and invites.
-// The lockout of a person's password (docs/teams.md): an account takes
-// MaxPasswordFailures wrong passwords in PasswordFailureWindow, wherever
-// they are tried (the dashboard's sign-in, accepting an invite as an
-// existing account); later tries in the window are refused unchecked.
-const (
-	MaxPasswordFailures   = 5
-	PasswordFailureWindow = 15 * time.Minute
-)
-
-// SignInTryKey is the key an account's wrong passwords are counted under
-// (TakeSignInTry of the store).
-func SignInTryKey(email string) string { return "signin:user:" + email }
-
 type MemberStore interface {
 	// TakeSignInTry counts one password try of key in window, atomically,
 	// before the password is checked; it returns the tries so far and the
 	// window's start. GiveBackSignInTry undoes it for a right password.
 	TakeSignInTry(ctx context.Context, key string, now time.Time, window time.Duration) (int64, time.Time, error)
 	GiveBackSignInTry(ctx context.Context, key string, start time.Time) error
+	// SignInTries returns key's tries in the window open at now, counting none.
+	SignInTries(ctx context.Context, key string, now time.Time, window time.Duration) (int64, time.Time, error)
 	// UserByEmail returns the user with the (lower-cased) email, or NOT_FOUND.
 	UserByEmail(ctx context.Context, email string) (*User, error)
 	// GetUser returns the user, or NOT_FOUND.
@@ -147,10 +145,13 @@ type MemberStore interface {
 	// SetMemberRole changes the member's role and returns the membership
 	// as it was; NOT_FOUND, or LAST_OWNER when it would leave the
 	// workspace without an owner (decided atomically with the change).
-	SetMemberRole(ctx context.Context, workspaceID, userID string, role Role) (*Membership, error)
+	// Each check runs inside the change's transaction on the member as it
+	// is there, locked (the caller's permission to touch its role: a check
+	// made on an earlier read could be raced), and its error stops the change.
+	SetMemberRole(ctx context.Context, workspaceID, userID string, role Role, checks ...func(old *Membership) error) (*Membership, error)
 	// DeleteMember removes the member and returns the membership as it
-	// was; NOT_FOUND, or LAST_OWNER as SetMemberRole.
-	DeleteMember(ctx context.Context, workspaceID, userID string) (*Membership, error)
+	// was; NOT_FOUND, or LAST_OWNER as SetMemberRole; checks as SetMemberRole's.
+	DeleteMember(ctx context.Context, workspaceID, userID string, checks ...func(old *Membership) error) (*Membership, error)
 	// CreateInvite stores the invite.
 	CreateInvite(ctx context.Context, inv *Invite) error
 	// ListInvites returns a page of the workspace's invites, oldest first, and their total.
@@ -159,10 +160,19 @@ type MemberStore interface {
 	GetInvite(ctx context.Context, workspaceID, id string) (*Invite, error)
 	// DeleteInvite removes the workspace's invite, or fails with NOT_FOUND.
 	DeleteInvite(ctx context.Context, workspaceID, id string) error
-	// InviteByTokenHash returns the invite with the token's hash, or NOT_FOUND.
+	// InviteByTokenHash returns the invite with the token's hash (its
+	// token's or its mail token's), or NOT_FOUND.
 	InviteByTokenHash(ctx context.Context, hash string) (*Invite, error)
 	// AcceptInvite uses the invite once: in one transaction it deletes the
 	// invite if it is still there and unexpired at now (else NOT_FOUND:
-	// of two concurrent accepts exactly one goes on) and adds m as AddMember.
+	// of two concurrent accepts exactly one goes on) and adds m as AddMember;
+	// an existing user's email becomes verified when m.User.EmailVerified.
 	AcceptInvite(ctx context.Context, tokenHash string, now time.Time, m *Membership, newUser bool) error
+	// ClaimEmail is AcceptInvite of a new, verified user m.User whose email
+	// the unverified account released holds: in the same transaction that
+	// account loses the email (and its password and sessions), so that the
+	// proven owner of an address is never locked out of it by an account
+	// someone made with a copied link. NOT_FOUND when released is no longer
+	// an unverified account of that email.
+	ClaimEmail(ctx context.Context, tokenHash string, now time.Time, m *Membership, released string) error
 }

@@ -302,8 +302,17 @@ func Member(m *workspace.Membership) api.Member {
 	for _, p := range m.Role.Permissions() {
 		perms = append(perms, string(p))
 	}
-	return api.Member{ID: m.User.ID, Email: m.User.Email, Name: m.User.Name, Role: string(m.Role),
+	verified := m.User.EmailVerified
+	return api.Member{ID: m.User.ID, Email: m.User.Email, EmailVerified: &verified, Name: m.User.Name, Role: string(m.Role),
 		Permissions: perms, JoinedAt: m.CreatedAt.UTC()}
+}
+
+// MemberWithoutEmail is Member without the email: what GET /members
+// shows callers that do not hold members:write.
+func MemberWithoutEmail(m *workspace.Membership) api.Member {
+	out := Member(m)
+	out.Email, out.EmailVerified = "", nil
+	return out
 }
 
 // Invite returns the API's view of an invite; token and acceptURL only in

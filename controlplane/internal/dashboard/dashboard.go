@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"shortlink.dev/controlplane/internal/logsafe"
 	"shortlink.dev/controlplane/internal/ratelimit"
 	"shortlink.dev/shared/clientip"
 	"shortlink.dev/shared/config"
@@ -261,7 +262,7 @@ func firstPage(k *workspace.APIKey) string {
 
 // fail answers an unexpected error: logged, and shown without internals.
 func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, err error) {
-	d.o.Logger.ErrorContext(r.Context(), "dashboard error", "method", r.Method, "path", r.URL.Path, "err", err)
+	d.o.Logger.ErrorContext(r.Context(), "dashboard error", "method", r.Method, "path", logsafe.Redact(r.URL.Path), "err", logsafe.Redact(err.Error()))
 	d.render(w, r, http.StatusInternalServerError, "notfound", view{Title: "Something went wrong",
 		Problem: &apiError{Status: 500, Code: "INTERNAL_ERROR", Message: "Something went wrong on our side. Please try again."}})
 }

@@ -1,28 +1,37 @@
 package dashboard
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/alexedwards/argon2id"
 	"github.com/go-chi/chi/v5"
 
+	"shortlink.dev/api"
 	"shortlink.dev/controlplane/client"
 	"shortlink.dev/controlplane/internal/links"
+	"shortlink.dev/shared/clientip"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/workspace"
 )
 
 const (
-	// MaxPasswordFailures is how many wrong passwords an account takes in
-	// PasswordFailureWindow; later tries in that window are refused
-	// unchecked (the lockout). The count is one atomic statement of the
-	// store per try, taken before the password is checked, so concurrent
-	// tries cannot check more than MaxPasswordFailures passwords.
+	// MaxPasswordFailures is how many wrong passwords an account takes
+	// from one source (a client address, or a browser that signed in to it
+	// before) in PasswordFailureWindow; later tries from it in that window
+	// are refused unchecked (the lockout). MaxAccountPasswordFailures
+	// bounds the account's wrong passwords from every unknown source
+	// together. The counts are atomic statements of the store per try,
+	// taken before the password is checked, so concurrent tries cannot
+	// check more passwords than the bounds (workspace.TakePasswordTry).
 	MaxPasswordFailures = workspace.MaxPasswordFailures
+	// MaxAccountPasswordFailures is the account's ceiling (see above).
+	MaxAccountPasswordFailures = workspace.MaxAccountPasswordFailures
 	// PasswordFailureWindow is the lockout's window.
 	PasswordFailureWindow = workspace.PasswordFailureWindow
 )
@@ -52,14 +61,21 @@ func (d *Dashboard) signInPassword(w http.ResponseWriter, r *http.Request) {
 		d.renderSignIn(w, r, http.StatusUnauthorized, "That email and password do not match an account.")
 		return
 	}
-	tryKey := workspace.SignInTryKey(email)
-	n, start, err := d.o.Sessions.TakeSignInTry(r.Context(), tryKey, d.o.Now(), PasswordFailureWindow)
+	// Counted per account and source (this browser when it signed in to
+	// the account before, else the client's address), and per account
+	// from every unknown source: a stranger cannot lock the person out of
+	// a browser they use (workspace.TakePasswordTry).
+	source, known := "ip:"+clientip.Key(d.clientIP(r)), false
+	if dev, ok := d.knownDevice(r, email); ok {
+		source, known = "dev:"+dev, true
+	}
+	try, err := workspace.TakePasswordTry(r.Context(), d.o.Sessions, email, source, known, d.o.Now())
 	if err != nil {
 		d.fail(w, r, err)
 		return
 	}
-	if n > MaxPasswordFailures {
-		retry := int(start.Add(PasswordFailureWindow).Sub(d.o.Now()).Seconds()) + 1
+	if try.Locked {
+		retry := int(try.RetryAfter.Seconds()) + 1
 		w.Header().Set("Retry-After", strconv.Itoa(retry))
 		d.renderSignIn(w, r, http.StatusTooManyRequests, fmt.Sprintf(
 			"Too many wrong passwords for this account: it is locked for %d more minutes. Try again later.", (retry+59)/60))
@@ -81,7 +97,7 @@ func (d *Dashboard) signInPassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A right password is no failure.
-	if err := d.o.Sessions.GiveBackSignInTry(r.Context(), tryKey, start); err != nil {
+	if err := try.Right(r.Context()); err != nil {
 		d.o.Logger.WarnContext(r.Context(), "giving back a sign-in try failed", "err", err)
 	}
 	ms, err := d.o.Sessions.Memberships(r.Context(), u.ID)
@@ -96,9 +112,62 @@ func (d *Dashboard) signInPassword(w http.ResponseWriter, r *http.Request) {
 	if err := d.o.Sessions.DeleteSignInTriesBefore(r.Context(), d.o.Now().Add(-PasswordFailureWindow)); err != nil {
 		d.o.Logger.WarnContext(r.Context(), "removing old sign-in tries failed", "err", err)
 	}
+	if err := d.rememberDevice(w, r, email); err != nil {
+		d.fail(w, r, err)
+		return
+	}
 	d.startSession(w, r, workspace.MemberKey(ms[0]), func(idHash string) error {
 		return d.o.Sessions.CreateUserSession(r.Context(), idHash, u.ID, ms[0].WorkspaceID, randomToken(), d.o.Now().Add(d.o.SessionTTL))
 	})
+}
+
+// deviceCookie marks a browser where a person signed in: its value is the
+// account's email (base64url), a random id and their HMAC with the
+// deployment's secret, so only this server makes one and it names one
+// account. Wrong passwords from it count against it alone, never against
+// the account's ceiling (workspace.TakePasswordTry).
+const (
+	deviceCookie = "sl_device"
+	deviceTTL    = 365 * 24 * time.Hour
+)
+
+func (d *Dashboard) deviceMAC(r *http.Request, email, id string) (string, error) {
+	// "device:" and a ":" keep these apart from the sign-in nonces, which
+	// hold no ":".
+	return d.signinToken(r.Context(), "device:"+email+":"+id)
+}
+
+// knownDevice returns the id of the browser's device cookie when it is
+// valid and names email.
+func (d *Dashboard) knownDevice(r *http.Request, email string) (string, bool) {
+	c, err := r.Cookie(d.cookieName(r, deviceCookie))
+	if err != nil || len(c.Value) > 600 {
+		return "", false
+	}
+	parts := strings.Split(c.Value, ".")
+	if len(parts) != 3 {
+		return "", false
+	}
+	who, err := base64.RawURLEncoding.DecodeString(parts[0])
+	if err != nil || string(who) != email {
+		return "", false
+	}
+	want, err := d.deviceMAC(r, email, parts[1])
+	if err != nil || !sameToken(parts[2], want) {
+		return "", false
+	}
+	return parts[1], true
+}
+
+// rememberDevice sets the device cookie for email after a right password.
+func (d *Dashboard) rememberDevice(w http.ResponseWriter, r *http.Request, email string) error {
+	id := randomToken()
+	mac, err := d.deviceMAC(r, email, id)
+	if err != nil {
+		return err
+	}
+	d.setCookie(w, r, deviceCookie, base64.RawURLEncoding.EncodeToString([]byte(email))+"."+id+"."+mac, deviceTTL)
+	return nil
 }
 
 // switchWorkspace moves a person's session to another of their workspaces.
@@ -224,6 +293,9 @@ func (d *Dashboard) withdrawInvite(w http.ResponseWriter, r *http.Request) {
 
 type joinPage struct {
 	Token string
+	// Claim offers to claim the address (after a wrong password: the
+	// account may be someone else's, made with a copied link).
+	Claim bool
 }
 
 // renderJoin shows the invite's form (name and password), its CSRF token
@@ -239,7 +311,7 @@ func (d *Dashboard) renderJoin(w http.ResponseWriter, r *http.Request, status in
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	d.render(w, r, status, "join", view{Title: "Join a workspace", CSRF: token, Problem: problem,
-		Data: joinPage{Token: chi.URLParam(r, "token")}})
+		Data: joinPage{Token: chi.URLParam(r, "token"), Claim: problem != nil && problem.Status == http.StatusUnauthorized}})
 }
 
 func (d *Dashboard) joinForm(w http.ResponseWriter, r *http.Request) {
@@ -267,13 +339,20 @@ func (d *Dashboard) join(w http.ResponseWriter, r *http.Request) {
 		d.renderJoin(w, r, http.StatusForbidden, &apiError{Status: 403, Message: "The form expired. Please try again."})
 		return
 	}
-	res, err := d.publicAPI(r).AcceptInvite(r.Context(), chi.URLParam(r, "token"), strings.TrimSpace(r.PostFormValue("name")), r.PostFormValue("password"))
+	res, err := d.publicAPI(r).AcceptInviteWith(r.Context(), chi.URLParam(r, "token"), api.InviteAcceptance{
+		Name: strings.TrimSpace(r.PostFormValue("name")), Password: r.PostFormValue("password"), ClaimEmail: r.PostFormValue("claimEmail") == "on"})
 	if problem := problemOf(err); problem != nil {
 		d.renderJoin(w, r, problem.Status, problem)
 		return
 	}
 	m := &workspace.Membership{WorkspaceID: res.WorkspaceID, Role: workspace.Role(res.Member.Role),
 		User: &workspace.User{ID: res.Member.ID, Email: res.Member.Email, Name: res.Member.Name}}
+	// The browser that joined is a known device of the account (its wrong
+	// passwords never count against the account's ceiling).
+	if err := d.rememberDevice(w, r, res.Member.Email); err != nil {
+		d.fail(w, r, err)
+		return
+	}
 	d.startSession(w, r, workspace.MemberKey(m), func(idHash string) error {
 		return d.o.Sessions.CreateUserSession(r.Context(), idHash, m.User.ID, m.WorkspaceID, randomToken(), d.o.Now().Add(d.o.SessionTTL))
 	})

@@ -167,6 +167,8 @@ var funcs = template.FuncMap{
 		}
 		return *s
 	},
+	// isTrue reads a *bool of the API (false for nil).
+	"isTrue": func(b *bool) bool { return b != nil && *b },
 	"date": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:

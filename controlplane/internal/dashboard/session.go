@@ -45,6 +45,7 @@ type SessionStore interface {
 	// forgets the windows that started before t.
 	TakeSignInTry(ctx context.Context, key string, now time.Time, window time.Duration) (int64, time.Time, error)
 	GiveBackSignInTry(ctx context.Context, key string, start time.Time) error
+	SignInTries(ctx context.Context, key string, now time.Time, window time.Duration) (int64, time.Time, error)
 	DeleteSignInTriesBefore(ctx context.Context, t time.Time) error
 	// Secret returns the deployment's secret of that name, the same for
 	// every replica (made by whichever process asks first).

@@ -9,6 +9,7 @@ import (
 	"shortlink.dev/controlplane/internal/convert"
 	membership "shortlink.dev/controlplane/internal/members"
 	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/workspace"
 )
 
 // JoinPrefix is the dashboard's page that accepts an invite: an invite's
@@ -27,9 +28,16 @@ func (a *API) listMembers(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, err)
 		return
 	}
+	// Emails are personal: shown to callers that manage members, not to
+	// every key of the workspace (a read-only key in a CI, say).
+	withEmail := principalOf(r.Context()).Key.Has(workspace.MembersWrite)
 	out := make([]api.Member, len(ms))
 	for i, m := range ms {
-		out[i] = convert.Member(m)
+		if withEmail {
+			out[i] = convert.Member(m)
+		} else {
+			out[i] = convert.MemberWithoutEmail(m)
+		}
 	}
 	writeList(w, out, p, total)
 }
@@ -89,12 +97,19 @@ func (a *API) createInvite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principalOf(r.Context())
-	inv, token, err := a.members.Invite(r.Context(), p.Workspace, p.Key, in)
+	res, err := a.members.InviteAndSend(r.Context(), p.Workspace, p.Key, in, a.baseURL(r)+JoinPrefix)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusCreated, convert.Invite(inv, token, a.baseURL(r)+JoinPrefix+token))
+	out := convert.Invite(res.Invite, res.Token, res.AcceptURL)
+	if a.members.Mailer != nil {
+		out.EmailSent, out.EmailError = &res.Emailed, res.EmailError
+		if res.EmailError != "" {
+			a.log.WarnContext(r.Context(), "an invite's email was not sent", "invite", res.Invite.ID, "err", res.EmailError)
+		}
+	}
+	writeData(w, http.StatusCreated, out)
 }
 
 func (a *API) deleteInvite(w http.ResponseWriter, r *http.Request) {

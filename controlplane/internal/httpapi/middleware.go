@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"shortlink.dev/controlplane/internal/logsafe"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/id"
 )
@@ -150,7 +151,7 @@ func (a *API) accessLog(next http.Handler) http.Handler {
 		next.ServeHTTP(rec, r)
 		if rec.status >= 500 {
 			a.log.WarnContext(r.Context(), "request failed", "request_id", requestID(r.Context()),
-				"method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", time.Since(start))
+				"method", r.Method, "path", logsafe.Redact(r.URL.Path), "status", rec.status, "duration", time.Since(start))
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"shortlink.dev/api"
+	"shortlink.dev/controlplane/internal/logsafe"
 	"shortlink.dev/shared/fault"
 )
 
@@ -47,7 +48,7 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := fault.As(err)
 	if !ok || e.Code.Status() >= 500 {
 		a.log.ErrorContext(r.Context(), "server error", "request_id", requestID(r.Context()),
-			"method", r.Method, "path", r.URL.Path, "err", err)
+			"method", r.Method, "path", logsafe.Redact(r.URL.Path), "err", logsafe.Redact(err.Error()))
 	}
 	e = publicError(r, err)
 	if e.Code == fault.Unavailable {

@@ -14,6 +14,7 @@ import (
 	"shortlink.dev/controlplane/internal/keys"
 	"shortlink.dev/controlplane/internal/links"
 	"shortlink.dev/controlplane/internal/linkstats"
+	"shortlink.dev/controlplane/internal/mailer"
 	"shortlink.dev/controlplane/internal/members"
 	"shortlink.dev/controlplane/internal/qrcodes"
 	"shortlink.dev/controlplane/internal/usage"
@@ -87,6 +88,10 @@ func New(d Deps) (*Services, error) {
 			return nil, fmt.Errorf("webhook dispatcher: %w", err)
 		}
 	}
+	ms := members.New(d.Store)
+	if d.Config.SMTP != nil {
+		ms.Mailer = mailer.New(d.Config.SMTP)
+	}
 	ls := links.New(d.Store, d.Config)
 	st := linkstats.New(ls, d.Stats)
 	st.Facets = d.Store
@@ -101,6 +106,6 @@ func New(d Deps) (*Services, error) {
 		Usage:     usage.New(d.Store, d.Config, d.Stats),
 		Stats:     st,
 		Audit:     auditlog.New(d.Store, d.Config),
-		Members:   members.New(d.Store),
+		Members:   ms,
 	}, nil
 }
