@@ -62,7 +62,12 @@ func (s *Store) UserByIdentity(ctx context.Context, issuer, subject string) (*wo
 }
 
 // LinkIdentity implements workspace.IdentityStore. The audit entries ctx
-// carries (member.joined) commit with it.
+// carries (member.joined) commit with it. Linking an identity whose
+// (provider-verified) email is the account's proves that email: an account
+// whose email was unverified
+// (made with an invite link shown to the inviter, who may have given it to
+// someone else) loses what whoever made it set without that proof, its
+// password and its dashboard sessions, in the same transaction.
 func (s *Store) LinkIdentity(ctx context.Context, ident *workspace.Identity, join *workspace.Membership, newUser bool) error {
 	return wrapWrite("link identity", s.inTx(ctx, func(tx *sql.Tx) error {
 		if join != nil {
@@ -72,6 +77,14 @@ func (s *Store) LinkIdentity(ctx context.Context, ident *workspace.Identity, joi
 		}
 		if ident == nil {
 			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM user_sessions WHERE user_id = $1
+			AND EXISTS (SELECT 1 FROM users WHERE id = $1 AND email = $2 AND NOT email_verified)`, ident.UserID, ident.Email); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET email_verified = TRUE, password_hash = ''
+			WHERE id = $1 AND email = $2 AND NOT email_verified`, ident.UserID, ident.Email); err != nil {
+			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO user_identities (issuer, subject, user_id, email, created_at) VALUES ($1, $2, $3, $4, $5)`,
 			ident.Issuer, ident.Subject, ident.UserID, ident.Email, micros(ident.CreatedAt))

@@ -295,8 +295,8 @@ func (s *Store) AcceptInvite(ctx context.Context, tokenHash string, now time.Tim
 // ClaimEmail implements workspace.MemberStore: in one transaction it takes
 // the email from the unverified account released (renamed
 // "released+<id>@invalid", its password cleared so that nothing signs in
-// to it, its dashboard sessions deleted) and accepts the invite as a new
-// user. NOT_FOUND when that account is gone or verified meanwhile.
+// to it, its dashboard sessions, SSO identities and personal API keys
+// deleted) and accepts the invite as a new user. NOT_FOUND when that account is gone or verified meanwhile.
 func (s *Store) ClaimEmail(ctx context.Context, tokenHash string, now time.Time, m *workspace.Membership, released string) error {
 	return wrapWrite("claim email", s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE users SET email = 'released+' || id || '@invalid', password_hash = ''
@@ -310,6 +310,15 @@ func (s *Store) ClaimEmail(ctx context.Context, tokenHash string, now time.Time,
 		if _, err := tx.ExecContext(ctx, `DELETE FROM user_sessions WHERE user_id = $1`, released); err != nil {
 			return err
 		}
+		// Nor any other way in: its single sign-on identities and the
+		// personal API keys it made, in every workspace (each revocation
+		// audited in its workspace).
+		if _, err := tx.ExecContext(ctx, `DELETE FROM user_identities WHERE user_id = $1`, released); err != nil {
+			return err
+		}
+		if err := s.deleteAllPersonalKeys(ctx, tx, released); err != nil {
+			return err
+		}
 		res, err = tx.ExecContext(ctx, `DELETE FROM invites WHERE (token_hash = $1 OR mail_token_hash = $1) AND workspace_id = $2 AND expires_at > $3`,
 			tokenHash, m.WorkspaceID, micros(now))
 		if err != nil {
@@ -320,4 +329,32 @@ func (s *Store) ClaimEmail(ctx context.Context, tokenHash string, now time.Time,
 		}
 		return addMember(ctx, tx, m, true)
 	}))
+}
+
+// deleteAllPersonalKeys deletes the personal API keys of user in every
+// workspace, as deletePersonalKeys does in one.
+func (s *Store) deleteAllPersonalKeys(ctx context.Context, tx *sql.Tx, userID string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT workspace_id FROM api_keys WHERE owner_user_id = $1`, userID)
+	if err != nil {
+		return err
+	}
+	var workspaces []string
+	for rows.Next() {
+		var ws string
+		if err := rows.Scan(&ws); err != nil {
+			rows.Close()
+			return err
+		}
+		workspaces = append(workspaces, ws)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, ws := range workspaces {
+		if err := s.deletePersonalKeys(ctx, tx, ws, userID); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -306,11 +306,32 @@ func Members(t *testing.T, open func(t *testing.T) MemberStores) {
 		if err := s.CreateInvite(ctx, inv); err != nil {
 			t.Fatal(err)
 		}
+		// The squatter made a personal key and linked an SSO identity.
+		key := &workspace.APIKey{ID: id.New(id.Key), WorkspaceID: ws.ID, Name: "squat", Hash: workspace.HashKey("sl_squat-" + squatter.ID),
+			Permissions: []workspace.Permission{workspace.LinksRead}, Owner: squatter, CreatedAt: base}
+		if err := s.CreateAPIKey(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		idents, _ := s.(workspace.IdentityStore)
+		if idents != nil {
+			if err := idents.LinkIdentity(ctx, &workspace.Identity{Issuer: "https://idp.example", Subject: "squat-" + squatter.ID,
+				UserID: squatter.ID, Email: "other@example.test", CreatedAt: base}, nil, false); err != nil {
+				t.Fatal(err)
+			}
+		}
 		owner := NewUser()
 		owner.Email, owner.EmailVerified = squatter.Email, true
 		m := &workspace.Membership{WorkspaceID: other.ID, User: owner, Role: workspace.Viewer, CreatedAt: at(1)}
 		if err := s.ClaimEmail(ctx, inv.MailTokenHash, at(1), m, squatter.ID); err != nil {
 			t.Fatal(err)
+		}
+		if _, err := s.APIKeyByHash(ctx, key.Hash); !fault.Is(err, fault.NotFound) {
+			t.Fatalf("the released account's personal key after the claim: %v, want NOT_FOUND", err)
+		}
+		if idents != nil {
+			if _, err := idents.UserByIdentity(ctx, "https://idp.example", "squat-"+squatter.ID); !fault.Is(err, fault.NotFound) {
+				t.Fatalf("the released account's SSO identity after the claim: %v, want NOT_FOUND", err)
+			}
 		}
 		if u, err := s.UserByEmail(ctx, squatter.Email); err != nil || u.ID != owner.ID || !u.EmailVerified {
 			t.Fatalf("the address belongs to %+v, %v", u, err)

@@ -404,7 +404,8 @@ func (d *Dashboard) ssoMember(r *http.Request, c *ssoClaims) (*workspace.Members
 		if name == "" || utf8.RuneCountInString(name) > members.MaxNameLen {
 			name = email[:strings.LastIndex(email, "@")]
 		}
-		u, newUser = &workspace.User{ID: id.New(id.User), Email: email, Name: name, CreatedAt: now}, true
+		// The provider verified the email (automatic membership needs it).
+		u, newUser = &workspace.User{ID: id.New(id.User), Email: email, Name: name, EmailVerified: true, CreatedAt: now}, true
 	}
 	ident.UserID = u.ID
 	if linked {

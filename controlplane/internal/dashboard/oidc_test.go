@@ -206,6 +206,39 @@ func TestOIDCLinkByVerifiedEmail(t *testing.T) {
 	}
 }
 
+// TestOIDCLinkProvesEmail: an account whose email was never proved (made
+// with an invite link shown to the inviter, who may have handed it to
+// someone else) is linked by the provider's verified email, and loses the
+// password and sessions whoever made it set: they never proved the address.
+func TestOIDCLinkProvesEmail(t *testing.T) {
+	e := newOIDCEnv(t)
+	ctx := context.Background()
+	u := storetest.NewUser()
+	u.Email = "hal@example.com"
+	hash, err := links.HashPassword("hal's long password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.PasswordHash = hash
+	m := &workspace.Membership{WorkspaceID: e.ws.ID, User: u, Role: workspace.Member, CreatedAt: time.Now()}
+	if err := e.store.AddMember(ctx, m, true); err != nil {
+		t.Fatal(err)
+	}
+	squatter := e.browser(t)
+	p := squatter.do("POST", "/signin", url.Values{"email": {"hal@example.com"}, "password": {"hal's long password"}, "csrf": {csrfOf(t, squatter.get("/"))}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("password sign-in of the unproved account: %d\n%s", p.status, p.body)
+	}
+	e.idp.AddUser(oidctest.User{Subject: "hal-sub", Email: "hal@example.com", EmailVerified: true, Name: "Hal"})
+	b := e.browser(t)
+	wantSignedIn(t, b, e.sso(t, b, "hal-sub", ""), "/links")
+	u, err = e.store.GetUser(ctx, m.User.ID)
+	if err != nil || !u.EmailVerified || u.PasswordHash != "" {
+		t.Fatalf("after the SSO sign-in: %+v, %v; want the email verified and no password", u, err)
+	}
+	wantSignedOut(t, squatter)
+}
+
 func TestOIDCUnverifiedEmailRefused(t *testing.T) {
 	e := newOIDCEnv(t, "SHORTLINK_OIDC_DEFAULT_ROLE=viewer")
 	e.addMember(t, "eve@example.com", workspace.Owner)
