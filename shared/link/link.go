@@ -35,6 +35,10 @@ type Link struct {
 	UpdatedAt     time.Time
 	// CreatedBy is the id of the API key that created the link.
 	CreatedBy string
+	// ImportedClicks are the clicks an import brought from another product
+	// (issue 23); an import writes them, and reads fold them into
+	// ClickCount rather than fill this field.
+	ImportedClicks int64
 }
 
 // UTM holds the link's UTM parameters, set on the target at redirect time.

@@ -1,0 +1,384 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/importjob"
+	"shortlink.dev/shared/link"
+)
+
+var _ importjob.Store = (*Store)(nil)
+
+const importJobColumns = `id, workspace_id, source, file_name, file_size, on_conflict, mapping, status,
+	total_rows, read_rows, created_links, skipped_rows, failed_rows, position, error, created_by, created_at, updated_at, finished_at`
+
+// CreateImportJob implements importjob.Store. The audit entries ctx
+// carries (import.created) are written with it.
+func (s *Store) CreateImportJob(ctx context.Context, j *importjob.Job, file []byte) error {
+	var mapping sql.NullString
+	if j.Mapping != nil {
+		b, err := json.Marshal(j.Mapping)
+		if err != nil {
+			return fmt.Errorf("create import job: %w", err)
+		}
+		mapping = sql.NullString{String: string(b), Valid: true}
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO import_jobs (`+importJobColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+			j.ID, j.WorkspaceID, j.Source, j.FileName, j.FileSize, j.OnConflict, mapping, string(j.Status),
+			j.Total, j.Read, j.Created, j.Skipped, j.Failed, j.Position, nullString(nonEmpty(j.Error)), j.CreatedBy,
+			micros(j.CreatedAt), micros(j.UpdatedAt), nullMicros(j.FinishedAt)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO import_files (job_id, data) VALUES ($1, $2)`,
+			j.ID, base64.StdEncoding.EncodeToString(file))
+		return err
+	})
+	return wrapWrite("create import job", err)
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// GetImportJob implements importjob.Store.
+func (s *Store) GetImportJob(ctx context.Context, workspaceID, id string) (*importjob.Job, error) {
+	j, err := scanImportJob(s.db.QueryRowContext(ctx, `SELECT `+importJobColumns+` FROM import_jobs
+		WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fault.NotFoundf("import job")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get import job: %w", err)
+	}
+	return j, nil
+}
+
+// ListImportJobs implements importjob.Store.
+func (s *Store) ListImportJobs(ctx context.Context, f importjob.Filter) ([]*importjob.Job, int, error) {
+	var total int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM import_jobs WHERE workspace_id = $1`,
+		f.WorkspaceID).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count import jobs: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+importJobColumns+` FROM import_jobs WHERE workspace_id = $1
+		ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, f.WorkspaceID, f.Limit, f.Offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list import jobs: %w", err)
+	}
+	defer rows.Close()
+	out := []*importjob.Job{}
+	for rows.Next() {
+		j, err := scanImportJob(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("list import jobs: %w", err)
+		}
+		out = append(out, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("list import jobs: %w", err)
+	}
+	return out, total, nil
+}
+
+// CancelImportJob implements importjob.Store. The file goes with the job's
+// end; the links it created stay.
+func (s *Store) CancelImportJob(ctx context.Context, workspaceID, id string, at time.Time) (*importjob.Job, error) {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE import_jobs SET status = $3, updated_at = $4, finished_at = $4,
+			lease_owner = NULL, lease_until = NULL
+			WHERE id = $1 AND workspace_id = $2 AND status IN ('queued', 'running')`,
+			id, workspaceID, string(importjob.Canceled), micros(at))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM import_files WHERE job_id = $1`, id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cancel import job: %w", err)
+	}
+	return s.GetImportJob(ctx, workspaceID, id)
+}
+
+// ClaimImportJob implements importjob.Store: the UPDATE's condition is
+// evaluated again on the row a concurrent claimer committed (PostgreSQL),
+// or runs alone (SQLite), so one claimer wins.
+func (s *Store) ClaimImportJob(ctx context.Context, owner string, now, leaseUntil time.Time) (*importjob.Job, []byte, error) {
+	for tries := 0; tries < 5; tries++ {
+		var id string
+		err := s.db.QueryRowContext(ctx, `SELECT id FROM import_jobs
+			WHERE status = 'queued' OR (status = 'running' AND lease_until < $1)
+			ORDER BY created_at, id LIMIT 1`, micros(now)).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil, nil
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("claim import job: %w", err)
+		}
+		res, err := s.db.ExecContext(ctx, `UPDATE import_jobs SET status = 'running', lease_owner = $2,
+			lease_until = $3, updated_at = $4
+			WHERE id = $1 AND (status = 'queued' OR (status = 'running' AND lease_until < $4))`,
+			id, owner, micros(leaseUntil), micros(now))
+		if err != nil {
+			return nil, nil, fmt.Errorf("claim import job: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return nil, nil, fmt.Errorf("claim import job: %w", err)
+		} else if n == 0 {
+			continue // another worker took it first
+		}
+		var ws, data string
+		if err := s.db.QueryRowContext(ctx, `SELECT j.workspace_id, COALESCE(f.data, '') FROM import_jobs j
+			LEFT JOIN import_files f ON f.job_id = j.id WHERE j.id = $1`, id).Scan(&ws, &data); err != nil {
+			return nil, nil, fmt.Errorf("claim import job: %w", err)
+		}
+		j, err := s.GetImportJob(ctx, ws, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		file, err := base64.StdEncoding.DecodeString(data)
+		if err != nil {
+			return nil, nil, fmt.Errorf("claim import job %s: file: %w", id, err)
+		}
+		return j, file, nil
+	}
+	return nil, nil, nil
+}
+
+// holdJob moves the lease of the job owner holds on to until, within tx, or
+// returns importjob.ErrLeaseLost.
+func holdJob(ctx context.Context, tx *sql.Tx, id, owner string, set string, args ...any) error {
+	q := `UPDATE import_jobs SET ` + set + ` WHERE id = $1 AND lease_owner = $2 AND status = 'running'`
+	res, err := tx.ExecContext(ctx, q, append([]any{id, owner}, args...)...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n != 1 {
+		return importjob.ErrLeaseLost
+	}
+	return nil
+}
+
+// CommitImportBatch implements importjob.Store. The link changes ctx
+// carries (bus.WithChanges) are written with it, so that edges that cached
+// the slugs' absence learn of them.
+func (s *Store) CommitImportBatch(ctx context.Context, b *importjob.Batch) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := holdJob(ctx, tx, b.JobID, b.Owner, `read_rows = read_rows + $3, created_links = created_links + $4,
+			skipped_rows = skipped_rows + $5, failed_rows = failed_rows + $6, position = $7, lease_until = $8, updated_at = $9`,
+			b.Read, b.Created, b.Skipped, b.Failed, b.Position, micros(b.LeaseUntil), micros(b.At)); err != nil {
+			return err
+		}
+		active := 0
+		ws := ""
+		for _, l := range b.Links {
+			if !l.IsArchived {
+				active++
+			}
+			ws = l.WorkspaceID
+		}
+		if active > 0 && b.MaxActive >= 0 {
+			if err := s.lockWorkspace(ctx, tx, ws); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM links WHERE workspace_id = $1 AND is_archived = FALSE`,
+				ws).Scan(&n); err != nil {
+				return err
+			}
+			if n+active > b.MaxActive {
+				return fault.New(fault.LimitReached, "your plan allows %d active links", b.MaxActive)
+			}
+		}
+		for _, l := range b.Links {
+			if err := s.insertLink(ctx, tx, l); err != nil {
+				return err
+			}
+		}
+		for _, r := range b.Report {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO import_report (job_id, seq, line, outcome, domain, slug, reason)
+				VALUES ($1, $2, $3, $4, $5, $6, $7)`, b.JobID, r.Seq, r.Line, r.Outcome, r.Domain, r.Slug, r.Reason); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, importjob.ErrLeaseLost) {
+		return err
+	}
+	return linkWriteError("import batch", err)
+}
+
+// FinishImportJob implements importjob.Store. The audit entries ctx carries
+// (import.finished) are written with it.
+func (s *Store) FinishImportJob(ctx context.Context, id, owner string, status importjob.Status, why string, at time.Time) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := holdJob(ctx, tx, id, owner, `status = $3, error = $4, updated_at = $5, finished_at = $5,
+			lease_owner = NULL, lease_until = NULL`, string(status), nullString(nonEmpty(why)), micros(at)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM import_files WHERE job_id = $1`, id)
+		return err
+	})
+	if errors.Is(err, importjob.ErrLeaseLost) {
+		return err
+	}
+	return wrapWrite("finish import job", err)
+}
+
+// ImportReport implements importjob.Store.
+func (s *Store) ImportReport(ctx context.Context, workspaceID, id string, fn func(importjob.ReportLine) error) error {
+	if _, err := s.GetImportJob(ctx, workspaceID, id); err != nil {
+		return err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, line, outcome, domain, slug, reason FROM import_report
+		WHERE job_id = $1 ORDER BY seq`, id)
+	if err != nil {
+		return fmt.Errorf("import report: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r importjob.ReportLine
+		if err := rows.Scan(&r.Seq, &r.Line, &r.Outcome, &r.Domain, &r.Slug, &r.Reason); err != nil {
+			return fmt.Errorf("import report: %w", err)
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// ExistingLinks implements importjob.Store.
+func (s *Store) ExistingLinks(ctx context.Context, keys []importjob.Key) (map[importjob.Key]importjob.Existing, error) {
+	out := map[importjob.Key]importjob.Existing{}
+	for start := 0; start < len(keys); start += 200 {
+		part := keys[start:min(start+200, len(keys))]
+		conds := make([]string, len(part))
+		args := make([]any, 0, 2*len(part))
+		for i, k := range part {
+			conds[i] = fmt.Sprintf("(domain = $%d AND slug = $%d)", 2*i+1, 2*i+2)
+			args = append(args, k.Domain, k.Slug)
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT domain, slug, workspace_id, destination_url FROM links WHERE `+
+			strings.Join(conds, " OR "), args...)
+		if err != nil {
+			return nil, fmt.Errorf("existing links: %w", err)
+		}
+		for rows.Next() {
+			var k importjob.Key
+			var e importjob.Existing
+			if err := rows.Scan(&k.Domain, &k.Slug, &e.WorkspaceID, &e.DestinationURL); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("existing links: %w", err)
+			}
+			out[k] = e
+		}
+		if err := closeRows(rows); err != nil {
+			return nil, fmt.Errorf("existing links: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// LinkWithDestination implements importjob.Store.
+func (s *Store) LinkWithDestination(ctx context.Context, workspaceID, domain, destination string) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM links WHERE workspace_id = $1 AND domain = $2
+		AND destination_url = $3`, workspaceID, domain, destination).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("link with destination: %w", err)
+	}
+	return n > 0, nil
+}
+
+// LinkImportedClicks returns the clicks an import brought to the
+// workspace's link (0 for none), or NOT_FOUND.
+func (s *Store) LinkImportedClicks(ctx context.Context, workspaceID, linkID string) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT imported_clicks FROM links WHERE id = $1 AND workspace_id = $2`,
+		linkID, workspaceID).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fault.NotFoundf("link")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("imported clicks: %w", err)
+	}
+	return n, nil
+}
+
+// EachLink calls fn with every link of the workspace, archived ones too,
+// in the order of their ids, reading them a page at a time (GET
+// /links/export): a link created meanwhile may be missed, none is repeated.
+func (s *Store) EachLink(ctx context.Context, workspaceID string, fn func(*link.Link) error) error {
+	after := ""
+	for {
+		rows, err := s.db.QueryContext(ctx, `SELECT `+s.linkSelect()+` FROM links WHERE workspace_id = $1 AND id > $2
+			ORDER BY id LIMIT 500`, workspaceID, after)
+		if err != nil {
+			return fmt.Errorf("each link: %w", err)
+		}
+		var page []*link.Link
+		for rows.Next() {
+			l, err := scanLink(rows)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("each link: %w", err)
+			}
+			page = append(page, l)
+		}
+		if err := closeRows(rows); err != nil {
+			return fmt.Errorf("each link: %w", err)
+		}
+		for _, l := range page {
+			if err := fn(l); err != nil {
+				return err
+			}
+		}
+		if len(page) < 500 {
+			return nil
+		}
+		after = page[len(page)-1].ID
+	}
+}
+
+func scanImportJob(row scanner) (*importjob.Job, error) {
+	var (
+		j                    importjob.Job
+		status               string
+		mapping, why         sql.NullString
+		createdAt, updatedAt int64
+		finished             sql.NullInt64
+	)
+	if err := row.Scan(&j.ID, &j.WorkspaceID, &j.Source, &j.FileName, &j.FileSize, &j.OnConflict, &mapping, &status,
+		&j.Total, &j.Read, &j.Created, &j.Skipped, &j.Failed, &j.Position, &why, &j.CreatedBy, &createdAt, &updatedAt, &finished); err != nil {
+		return nil, err
+	}
+	j.Status = importjob.Status(status)
+	if mapping.Valid {
+		if err := json.Unmarshal([]byte(mapping.String), &j.Mapping); err != nil {
+			return nil, fmt.Errorf("import job %s mapping: %w", j.ID, err)
+		}
+	}
+	j.Error = why.String
+	j.CreatedAt, j.UpdatedAt, j.FinishedAt = fromMicros(createdAt), fromMicros(updatedAt), timePtr(finished)
+	return &j, nil
+}
