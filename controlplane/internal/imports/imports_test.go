@@ -91,9 +91,9 @@ type rig struct {
 	// onRow, when set, is called as the worker's reader reads each row.
 	onRow func(i int)
 	st    *sqlstore.Store
-	cfg *config.Config
-	svc *imports.Service
-	ws  *workspace.Workspace
+	cfg   *config.Config
+	svc   *imports.Service
+	ws    *workspace.Workspace
 }
 
 func newRig(t *testing.T, st *sqlstore.Store, env map[string]string) *rig {
