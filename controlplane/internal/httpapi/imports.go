@@ -26,6 +26,9 @@ import (
 // SHORTLINK_IMPORT_MAX_BYTES (limitBody).
 const importsPath = "/api/v1/imports"
 
+// dashboardImportsPath is the dashboard's upload form's action.
+const dashboardImportsPath = "/imports"
+
 // maxImportField bounds each form field of POST /imports but the file.
 const maxImportField = 64 << 10
 
