@@ -135,4 +135,6 @@ func TestImportDashboardPage(t *testing.T) {
 	}
 }
 
-func importJobsFilter(wsID string) importjob.Filter { return importjob.Filter{WorkspaceID: wsID, Limit: 10} }
+func importJobsFilter(wsID string) importjob.Filter {
+	return importjob.Filter{WorkspaceID: wsID, Limit: 10}
+}
