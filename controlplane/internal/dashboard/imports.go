@@ -17,13 +17,20 @@ import (
 // importsPage is the Import page: the upload form as it was filled, and
 // the workspace's jobs, newest first.
 type importsPage struct {
-	Sources []string
+	Sources []sourceOption
 	// Source, OnConflict and Mapping are what the form held.
 	Source, OnConflict, Mapping string
 	Jobs                        []importRow
 	Meta                        client.Meta
 	Pages                       []int
 }
+
+// sourceOption is a source as the form's select offers it.
+type sourceOption struct{ Value, Label string }
+
+// sourceLabels name the sources as their products spell themselves.
+var sourceLabels = map[string]string{sources.Bitly: "Bitly", sources.Dub: "Dub", sources.Shlink: "Shlink",
+	sources.Kutt: "Kutt", sources.YOURLS: "YOURLS", sources.CSV: "CSV (any, or our own export)"}
 
 // importRow is a job as the list shows it.
 type importRow struct {
@@ -44,7 +51,14 @@ func rowOf(j client.ImportJob) importRow {
 }
 
 func (d *Dashboard) importsPage(r *http.Request, p *importsPage) *apiError {
-	p.Sources = sources.Names
+	p.Sources = nil
+	for _, n := range sources.Names {
+		label := sourceLabels[n]
+		if label == "" {
+			label = n
+		}
+		p.Sources = append(p.Sources, sourceOption{Value: n, Label: label})
+	}
 	page, problem := pageOf(r)
 	if problem != nil {
 		return problem
