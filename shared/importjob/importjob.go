@@ -145,6 +145,10 @@ type Store interface {
 	// Failed, with why) and drops its file; ErrLeaseLost when owner does
 	// not hold it.
 	FinishImportJob(ctx context.Context, id, owner string, status Status, why string, at time.Time) error
+	// ReleaseImportJob ends owner's lease of the job at once (a worker
+	// stopping), so that the next worker takes it without waiting; nothing
+	// when owner does not hold it.
+	ReleaseImportJob(ctx context.Context, id, owner string) error
 	// ImportReport calls fn with each report line of the workspace's job, in
 	// the file's order.
 	ImportReport(ctx context.Context, workspaceID, id string, fn func(ReportLine) error) error

@@ -244,6 +244,16 @@ func (s *Store) FinishImportJob(ctx context.Context, id, owner string, status im
 	return wrapWrite("finish import job", err)
 }
 
+// ReleaseImportJob implements importjob.Store.
+func (s *Store) ReleaseImportJob(ctx context.Context, id, owner string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE import_jobs SET lease_until = 0
+		WHERE id = $1 AND lease_owner = $2 AND status = 'running'`, id, owner)
+	if err != nil {
+		return fmt.Errorf("release import job: %w", err)
+	}
+	return nil
+}
+
 // ImportReport implements importjob.Store.
 func (s *Store) ImportReport(ctx context.Context, workspaceID, id string, fn func(importjob.ReportLine) error) error {
 	if _, err := s.GetImportJob(ctx, workspaceID, id); err != nil {

@@ -247,6 +247,15 @@ func (s *Service) RunOne(ctx context.Context) (bool, error) {
 	if errors.Is(err, importjob.ErrLeaseLost) {
 		return true, nil // canceled, or another worker has it
 	}
+	if ctx.Err() != nil {
+		// Stopping (not killed): the next start, or another control plane,
+		// takes the job at once and goes on from its position.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if rerr := s.Store.ReleaseImportJob(rctx, j.ID, s.Owner); rerr != nil {
+			s.Log.Warn("import job: release the lease", "job", j.ID, "err", rerr)
+		}
+	}
 	return true, err
 }
 

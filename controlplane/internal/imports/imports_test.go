@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -337,28 +338,40 @@ func TestImportPlanLimitMidFile(t *testing.T) {
 	})
 }
 
+// crashingStore fails every batch after the first n, as a process killed
+// between two batches would leave its job: leased, at its position.
+type crashingStore struct {
+	imports.Store
+	n int
+}
+
+var errKilled = errors.New("killed")
+
+func (c *crashingStore) CommitImportBatch(ctx context.Context, b *importjob.Batch) error {
+	if c.n == 0 {
+		return errKilled
+	}
+	c.n--
+	return c.Store.CommitImportBatch(ctx, b)
+}
+
 // TestImportResumesAfterCrash stops a worker in the middle of a job, as a
-// kill would (its context ends between two batches, its lease stays), and
+// kill would (two batches written, the third never, its lease kept), and
 // lets another take the job once the lease ended: every row is imported
 // once.
 func TestImportResumesAfterCrash(t *testing.T) {
 	shapes(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
 		st := open(t)
-		ctx, kill := context.WithCancel(context.Background())
 		r := newRig(t, st, nil)
 		r.svc.BatchSize = 2
+		r.svc.Store = &crashingStore{Store: st, n: 2}
 		var lines []string
 		for i := range 9 {
 			lines = append(lines, importstest.Row(sources.Row{Slug: fmt.Sprintf("r%d", i), DestinationURL: fmt.Sprintf("https://example.com/%d", i)}))
 		}
 		j := r.create(t, "", lines...)
-		r.onRow = func(i int) {
-			if i == 5 {
-				kill() // while reading the third batch: two are written
-			}
-		}
-		if _, err := r.svc.RunOne(ctx); err == nil {
-			t.Fatal("the killed worker ended well")
+		if _, err := r.svc.RunOne(context.Background()); !errors.Is(err, errKilled) {
+			t.Fatalf("the killed worker: %v", err)
 		}
 		mid := r.job(t, j.ID)
 		if mid.Status != importjob.Running || mid.Position != 4 || mid.Created != 4 || len(r.links(t)) != 4 {
@@ -381,6 +394,37 @@ func TestImportResumesAfterCrash(t *testing.T) {
 		if err != importjob.ErrLeaseLost {
 			t.Fatalf("a stale worker's batch: %v", err)
 		}
+	})
+}
+
+// TestImportStoppedWorkerReleasesItsJob stops a worker (its context ends,
+// as at a graceful shutdown) between two batches: another worker takes the
+// job at once, without waiting for the lease, and finishes it.
+func TestImportStoppedWorkerReleasesItsJob(t *testing.T) {
+	shapes(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
+		st := open(t)
+		r := newRig(t, st, nil)
+		r.svc.BatchSize = 2
+		var lines []string
+		for i := range 7 {
+			lines = append(lines, importstest.Row(sources.Row{Slug: fmt.Sprintf("g%d", i), DestinationURL: fmt.Sprintf("https://example.com/%d", i)}))
+		}
+		j := r.create(t, "", lines...)
+		ctx, stop := context.WithCancel(context.Background())
+		r.onRow = func(i int) {
+			if i == 3 {
+				stop() // while reading the second batch: one is written
+			}
+		}
+		if _, err := r.svc.RunOne(ctx); !errors.Is(err, context.Canceled) {
+			t.Fatalf("the stopped worker: %v", err)
+		}
+		if mid := r.job(t, j.ID); mid.Status != importjob.Running || mid.Position != 2 {
+			t.Fatalf("after the stop: %+v", mid)
+		}
+		other := newRig(t, st, nil)
+		other.ws = r.ws
+		wantCounts(t, other.runAll(t, j), importjob.Done, 7, 7, 0, 0)
 	})
 }
 
