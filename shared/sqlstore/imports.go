@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/id"
 	"shortlink.dev/shared/importjob"
 	"shortlink.dev/shared/link"
 )
@@ -177,9 +179,9 @@ func holdJob(ctx context.Context, tx *sql.Tx, id, owner string, set string, args
 	return nil
 }
 
-// CommitImportBatch implements importjob.Store. The link changes ctx
-// carries (bus.WithChanges) are written with it, so that edges that cached
-// the slugs' absence learn of them.
+// CommitImportBatch implements importjob.Store. Each created link's change
+// goes in the change outbox with it, so that edges that cached the slug's
+// absence learn of it.
 func (s *Store) CommitImportBatch(ctx context.Context, b *importjob.Batch) error {
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if err := holdJob(ctx, tx, b.JobID, b.Owner, `read_rows = read_rows + $3, created_links = created_links + $4,
@@ -208,23 +210,104 @@ func (s *Store) CommitImportBatch(ctx context.Context, b *importjob.Batch) error
 				return fault.New(fault.LimitReached, "your plan allows %d active links", b.MaxActive)
 			}
 		}
-		for _, l := range b.Links {
-			if err := s.insertLink(ctx, tx, l); err != nil {
-				return err
-			}
+		if err := s.insertLinks(ctx, tx, b.Links, micros(b.At)); err != nil {
+			return err
 		}
-		for _, r := range b.Report {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO import_report (job_id, seq, line, outcome, domain, slug, reason)
-				VALUES ($1, $2, $3, $4, $5, $6, $7)`, b.JobID, r.Seq, r.Line, r.Outcome, r.Domain, r.Slug, r.Reason); err != nil {
-				return err
-			}
+		report := make([][]any, len(b.Report))
+		for i, r := range b.Report {
+			report[i] = []any{b.JobID, r.Seq, r.Line, r.Outcome, r.Domain, r.Slug, r.Reason}
 		}
-		return nil
+		return s.insertRows(ctx, tx, `INSERT INTO import_report (job_id, seq, line, outcome, domain, slug, reason) VALUES `, report)
 	})
 	if errors.Is(err, importjob.ErrLeaseLost) {
 		return err
 	}
+	if err == nil && len(b.Links) > 0 {
+		s.notifyChanged()
+	}
 	return linkWriteError("import batch", err)
+}
+
+// insertLinks writes the new links ls within tx, as insertLink writes
+// one, in multi-row statements, and a change each in the change outbox
+// (edges may have cached their slugs' absence), stamped at. A new link is
+// on no gallery page, so no page changes with it.
+func (s *Store) insertLinks(ctx context.Context, tx *sql.Tx, ls []*link.Link, at int64) error {
+	rows := make([][]any, 0, len(ls))
+	var tags, changes [][]any
+	for _, l := range ls {
+		tj, geo, device, err := encodeLinkJSON(l)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, []any{l.ID, l.WorkspaceID, l.Domain, l.Slug, l.DestinationURL, nullString(l.Title), nullString(l.Description), tj,
+			l.PasswordHash, nullMicros(l.ExpiresAt), nullString(l.ExpiredURL), nullInt(l.ClickLimit), l.ClickCount, geo, device,
+			nullString(l.IOSURL), nullString(l.AndroidURL), nullString(l.UTM.Source), nullString(l.UTM.Medium),
+			nullString(l.UTM.Campaign), nullString(l.UTM.Term), nullString(l.UTM.Content),
+			l.IsArchived, nullMicros(l.LastClickedAt), l.CreatedBy, micros(l.CreatedAt), micros(l.UpdatedAt), l.ImportedClicks})
+		for _, t := range l.Tags {
+			tags = append(tags, []any{l.ID, t})
+		}
+		changes = append(changes, []any{id.New("chg_"), "", l.ID, l.Domain, l.Slug, at})
+	}
+	if err := s.insertRows(ctx, tx, `INSERT INTO links (`+linkColumns+`, imported_clicks) VALUES `, rows); err != nil {
+		return err
+	}
+	for _, l := range ls {
+		if l.ClickLimit != nil {
+			if err := s.syncClickLimit(ctx, tx, l.ID, l.ClickLimit); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.insertRows(ctx, tx, `INSERT INTO link_tags (link_id, tag) VALUES `, tags); err != nil {
+		return err
+	}
+	return s.insertRows(ctx, tx, `INSERT INTO change_outbox (id, kind, link_id, domain, slug, created_at) VALUES `, changes)
+}
+
+// maxInsertArgs bounds the arguments of one multi-row INSERT (SQLite
+// allows 32766, PostgreSQL 65535).
+const maxInsertArgs = 4000
+
+// insertRows runs insert (ending in VALUES) over rows, as many rows a
+// statement as maxInsertArgs allows. SQLite gets anonymous "?"
+// parameters: it looks each "$N" up in a list, which costs a statement of
+// thousands of them more than the writes.
+func (s *Store) insertRows(ctx context.Context, tx *sql.Tx, insert string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	width := len(rows[0])
+	per := max(maxInsertArgs/width, 1)
+	for start := 0; start < len(rows); start += per {
+		part := rows[start:min(start+per, len(rows))]
+		var q strings.Builder
+		q.WriteString(insert)
+		args := make([]any, 0, len(part)*width)
+		for i, r := range part {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteByte('(')
+			for j := range r {
+				if j > 0 {
+					q.WriteString(", ")
+				}
+				if s.dialect == sqlite {
+					q.WriteByte('?')
+				} else {
+					q.WriteString("$" + strconv.Itoa(len(args)+j+1))
+				}
+			}
+			q.WriteByte(')')
+			args = append(args, r...)
+		}
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // FinishImportJob implements importjob.Store. The audit entries ctx carries
@@ -277,33 +360,49 @@ func (s *Store) ImportReport(ctx context.Context, workspaceID, id string, fn fun
 	return rows.Err()
 }
 
-// ExistingLinks implements importjob.Store.
+// ExistingLinks implements importjob.Store: a query per domain and 500
+// slugs, on the (domain, slug) unique index.
 func (s *Store) ExistingLinks(ctx context.Context, keys []importjob.Key) (map[importjob.Key]importjob.Existing, error) {
 	out := map[importjob.Key]importjob.Existing{}
-	for start := 0; start < len(keys); start += 200 {
-		part := keys[start:min(start+200, len(keys))]
-		conds := make([]string, len(part))
-		args := make([]any, 0, 2*len(part))
-		for i, k := range part {
-			conds[i] = fmt.Sprintf("(domain = $%d AND slug = $%d)", 2*i+1, 2*i+2)
-			args = append(args, k.Domain, k.Slug)
-		}
-		rows, err := s.db.QueryContext(ctx, `SELECT domain, slug, workspace_id, destination_url FROM links WHERE `+
-			strings.Join(conds, " OR "), args...)
-		if err != nil {
-			return nil, fmt.Errorf("existing links: %w", err)
-		}
-		for rows.Next() {
-			var k importjob.Key
-			var e importjob.Existing
-			if err := rows.Scan(&k.Domain, &k.Slug, &e.WorkspaceID, &e.DestinationURL); err != nil {
-				rows.Close()
+	byDomain := map[string][]string{}
+	for _, k := range keys {
+		byDomain[k.Domain] = append(byDomain[k.Domain], k.Slug)
+	}
+	for domain, slugs := range byDomain {
+		for start := 0; start < len(slugs); start += 500 {
+			part := slugs[start:min(start+500, len(slugs))]
+			var (
+				rows *sql.Rows
+				err  error
+			)
+			if s.dialect == postgres {
+				// A join with the array: PostgreSQL plans a long IN list
+				// as a scan of the links comparing each with every slug
+				// while its statistics still say the table is small
+				// (which an import's own writes make it); a join is an
+				// index lookup or a hash join, cheap either way.
+				rows, err = s.db.QueryContext(ctx, `SELECT l.slug, l.workspace_id, l.destination_url
+					FROM unnest($2::text[]) AS v(slug) JOIN links l ON l.domain = $1 AND l.slug = v.slug`, domain, part)
+			} else {
+				marks, args := inList(part)
+				rows, err = s.db.QueryContext(ctx, `SELECT slug, workspace_id, destination_url FROM links
+					WHERE domain = $`+strconv.Itoa(len(args)+1)+` AND slug IN (`+marks+`)`, append(args, domain)...)
+			}
+			if err != nil {
 				return nil, fmt.Errorf("existing links: %w", err)
 			}
-			out[k] = e
-		}
-		if err := closeRows(rows); err != nil {
-			return nil, fmt.Errorf("existing links: %w", err)
+			for rows.Next() {
+				k := importjob.Key{Domain: domain}
+				var e importjob.Existing
+				if err := rows.Scan(&k.Slug, &e.WorkspaceID, &e.DestinationURL); err != nil {
+					rows.Close()
+					return nil, fmt.Errorf("existing links: %w", err)
+				}
+				out[k] = e
+			}
+			if err := closeRows(rows); err != nil {
+				return nil, fmt.Errorf("existing links: %w", err)
+			}
 		}
 	}
 	return out, nil

@@ -24,7 +24,6 @@ import (
 	"shortlink.dev/controlplane/internal/imports/sources"
 	"shortlink.dev/controlplane/internal/links"
 	"shortlink.dev/shared/audit"
-	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/fault"
@@ -355,6 +354,8 @@ type domainAnswer struct{ name, problem string }
 // jobRun is one worker's run of a job.
 type jobRun struct {
 	*Service
+	// links is Links, reading the verified domains once a batch.
+	links   *links.Service
 	job     *importjob.Job
 	ws      *workspace.Workspace
 	domains map[string]domainAnswer
@@ -378,11 +379,7 @@ func (jr *jobRun) write(ctx context.Context, batch []entry, position int64) erro
 		if err != nil {
 			return err
 		}
-		changes := make([]bus.LinkChange, len(b.Links))
-		for i, l := range b.Links {
-			changes[i] = bus.LinkChange{LinkID: l.ID, Domain: l.Domain, Slug: l.Slug}
-		}
-		err = jr.Store.CommitImportBatch(bus.WithChanges(ctx, changes...), b)
+		err = jr.Store.CommitImportBatch(ctx, b)
 		if (fault.Is(err, fault.SlugExists) || fault.Is(err, fault.LimitReached)) && try < maxWriteTries {
 			continue // a concurrent write: look again
 		}
@@ -394,6 +391,11 @@ func (jr *jobRun) write(ctx context.Context, batch []entry, position int64) erro
 // validates a link, its domain found or added, its slug checked.
 func (jr *jobRun) build(ctx context.Context, batch []entry, position int64) (*importjob.Batch, error) {
 	now := jr.now()
+	// The batch's rows are checked against the verified domains once each
+	// (a destination may not loop back to a short domain), not once a row.
+	ls := *jr.Links
+	ls.Store = &verifiedCache{Store: jr.Links.Store, names: map[string]bool{}}
+	jr.links = &ls
 	b := &importjob.Batch{JobID: jr.job.ID, Owner: jr.Owner, Position: position, MaxActive: jr.Config.LinkLimit(jr.ws.Plan),
 		LeaseUntil: now.Add(jr.Lease), At: now}
 	report := func(e entry, outcome, domain, slug, reason string) {
@@ -508,6 +510,24 @@ func (jr *jobRun) build(ctx context.Context, batch []entry, position int64) (*im
 	return b, nil
 }
 
+// verifiedCache answers IsVerifiedDomain from what it read already.
+type verifiedCache struct {
+	links.Store
+	names map[string]bool
+}
+
+// IsVerifiedDomain implements shortdomain.Store.
+func (c *verifiedCache) IsVerifiedDomain(ctx context.Context, name string) (bool, error) {
+	if v, ok := c.names[name]; ok {
+		return v, nil
+	}
+	v, err := c.Store.IsVerifiedDomain(ctx, name)
+	if err == nil {
+		c.names[name] = v
+	}
+	return v, err
+}
+
 func taken(existing map[importjob.Key]importjob.Existing, k importjob.Key) bool {
 	_, ok := existing[k]
 	return ok
@@ -599,7 +619,7 @@ func (jr *jobRun) prepare(ctx context.Context, row sources.Row) (*link.Link, str
 	if row.ClickLimit != nil {
 		in.ClickLimit = patch.Value(*row.ClickLimit)
 	}
-	l, err := jr.Links.Prepare(ctx, jr.ws, jr.job.CreatedBy, in)
+	l, err := jr.links.Prepare(ctx, jr.ws, jr.job.CreatedBy, in)
 	if err != nil {
 		if e, ok := fault.As(err); ok && e.Code.Status() < 500 {
 			return nil, rowProblem(e), nil

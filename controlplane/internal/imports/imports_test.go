@@ -58,7 +58,9 @@ func shapes(t *testing.T, fn func(t *testing.T, open func(t *testing.T) *sqlstor
 }
 
 // openPostgres opens a store on a database of its own, dropped at the end.
-func openPostgres(t *testing.T, base string) *sqlstore.Store {
+func openPostgres(t *testing.T, base string) *sqlstore.Store { return openPostgresTB(t, base) }
+
+func openPostgresTB(t testing.TB, base string) *sqlstore.Store {
 	t.Helper()
 	admin, err := sql.Open("pgx", base)
 	if err != nil {
