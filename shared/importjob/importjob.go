@@ -154,7 +154,8 @@ type Store interface {
 	ImportReport(ctx context.Context, workspaceID, id string, fn func(ReportLine) error) error
 	// ExistingLinks returns the links that hold any of keys.
 	ExistingLinks(ctx context.Context, keys []Key) (map[Key]Existing, error)
-	// LinkWithDestination reports whether the workspace has a link on the
-	// domain to the destination (rows without a slug match so).
-	LinkWithDestination(ctx context.Context, workspaceID, domain, destination string) (bool, error)
+	// LinksWithDestinations returns which of keys (a domain and a
+	// destination URL, in Key's Domain and Slug) the workspace has a link
+	// of: rows without a slug match so.
+	LinksWithDestinations(ctx context.Context, workspaceID string, keys []Key) (map[Key]bool, error)
 }

@@ -408,15 +408,37 @@ func (s *Store) ExistingLinks(ctx context.Context, keys []importjob.Key) (map[im
 	return out, nil
 }
 
-// LinkWithDestination implements importjob.Store.
-func (s *Store) LinkWithDestination(ctx context.Context, workspaceID, domain, destination string) (bool, error) {
-	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM links WHERE workspace_id = $1 AND domain = $2
-		AND destination_url = $3`, workspaceID, domain, destination).Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("link with destination: %w", err)
+// LinksWithDestinations implements importjob.Store: a query per domain
+// and 500 destinations.
+func (s *Store) LinksWithDestinations(ctx context.Context, workspaceID string, keys []importjob.Key) (map[importjob.Key]bool, error) {
+	out := map[importjob.Key]bool{}
+	byDomain := map[string][]string{}
+	for _, k := range keys {
+		byDomain[k.Domain] = append(byDomain[k.Domain], k.Slug)
 	}
-	return n > 0, nil
+	for domain, dests := range byDomain {
+		for start := 0; start < len(dests); start += 500 {
+			marks, args := inList(dests[start:min(start+500, len(dests))])
+			n := len(args)
+			rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT destination_url FROM links WHERE workspace_id = $`+strconv.Itoa(n+1)+
+				` AND domain = $`+strconv.Itoa(n+2)+` AND destination_url IN (`+marks+`)`, append(args, workspaceID, domain)...)
+			if err != nil {
+				return nil, fmt.Errorf("links with destinations: %w", err)
+			}
+			for rows.Next() {
+				k := importjob.Key{Domain: domain}
+				if err := rows.Scan(&k.Slug); err != nil {
+					rows.Close()
+					return nil, fmt.Errorf("links with destinations: %w", err)
+				}
+				out[k] = true
+			}
+			if err := closeRows(rows); err != nil {
+				return nil, fmt.Errorf("links with destinations: %w", err)
+			}
+		}
+	}
+	return out, nil
 }
 
 // LinkImportedClicks returns the clicks an import brought to the

@@ -437,6 +437,19 @@ func (jr *jobRun) build(ctx context.Context, batch []entry, position int64) (*im
 	if err != nil {
 		return nil, err
 	}
+	// Rows without a slug are matched by their destination on their domain.
+	var dests []importjob.Key
+	for _, c := range cands {
+		if c.generated {
+			dests = append(dests, importjob.Key{Domain: c.l.Domain, Slug: c.l.DestinationURL})
+		}
+	}
+	sameDest := map[importjob.Key]bool{}
+	if len(dests) > 0 {
+		if sameDest, err = jr.Store.LinksWithDestinations(ctx, jr.ws.ID, dests); err != nil {
+			return nil, err
+		}
+	}
 	room := -1
 	if b.MaxActive >= 0 {
 		n, err := jr.Store.CountActiveLinks(ctx, jr.ws.ID)
@@ -449,11 +462,8 @@ func (jr *jobRun) build(ctx context.Context, batch []entry, position int64) (*im
 		l := c.l
 		key := importjob.Key{Domain: l.Domain, Slug: l.Slug}
 		if c.generated {
-			dup, err := jr.Store.LinkWithDestination(ctx, jr.ws.ID, l.Domain, l.DestinationURL)
-			if err != nil {
-				return nil, err
-			}
-			if dup || batchHasDestination(b.Links, l) {
+			dest := importjob.Key{Domain: l.Domain, Slug: l.DestinationURL}
+			if sameDest[dest] {
 				report(c.e, importjob.OutcomeSkipped, l.Domain, "", "exists: a link on this domain has this destination already")
 				continue
 			}
@@ -504,6 +514,9 @@ func (jr *jobRun) build(ctx context.Context, batch []entry, position int64) (*im
 			}
 		}
 		existing[key] = importjob.Existing{WorkspaceID: jr.ws.ID, DestinationURL: l.DestinationURL}
+		if c.generated {
+			sameDest[importjob.Key{Domain: l.Domain, Slug: l.DestinationURL}] = true
+		}
 		b.Links = append(b.Links, l)
 		b.Created++
 	}
@@ -537,15 +550,6 @@ func maps(dst, src map[importjob.Key]importjob.Existing) {
 	for k, v := range src {
 		dst[k] = v
 	}
-}
-
-func batchHasDestination(ls []*link.Link, l *link.Link) bool {
-	for _, o := range ls {
-		if o.Domain == l.Domain && o.DestinationURL == l.DestinationURL {
-			return true
-		}
-	}
-	return false
 }
 
 func conflictReason(e importjob.Existing, wsID string) string {

@@ -272,11 +272,12 @@ func TestImportSameFileTwiceCreatesNothing(t *testing.T) {
 			importstest.Row(sources.Row{Slug: "b", DestinationURL: "https://example.com/b", Domain: "links.example.org"}),
 			importstest.Row(sources.Row{DestinationURL: "https://example.com/drawn"}),
 			importstest.Row(sources.Row{Slug: "a", DestinationURL: "https://example.com/a"}), // twice in the file
+			importstest.Row(sources.Row{DestinationURL: "https://example.com/drawn"}),           // twice, without a slug
 		}
 		j := r.runAll(t, r.create(t, "", lines...))
-		wantCounts(t, j, importjob.Done, 4, 3, 1, 0)
+		wantCounts(t, j, importjob.Done, 5, 3, 2, 0)
 		j2 := r.runAll(t, r.create(t, "", lines...))
-		wantCounts(t, j2, importjob.Done, 4, 0, 4, 0)
+		wantCounts(t, j2, importjob.Done, 5, 0, 5, 0)
 		if n := len(r.links(t)); n != 3 {
 			t.Fatalf("%d links after the second import, want 3", n)
 		}
