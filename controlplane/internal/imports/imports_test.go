@@ -272,7 +272,7 @@ func TestImportSameFileTwiceCreatesNothing(t *testing.T) {
 			importstest.Row(sources.Row{Slug: "b", DestinationURL: "https://example.com/b", Domain: "links.example.org"}),
 			importstest.Row(sources.Row{DestinationURL: "https://example.com/drawn"}),
 			importstest.Row(sources.Row{Slug: "a", DestinationURL: "https://example.com/a"}), // twice in the file
-			importstest.Row(sources.Row{DestinationURL: "https://example.com/drawn"}),           // twice, without a slug
+			importstest.Row(sources.Row{DestinationURL: "https://example.com/drawn"}),        // twice, without a slug
 		}
 		j := r.runAll(t, r.create(t, "", lines...))
 		wantCounts(t, j, importjob.Done, 5, 3, 2, 0)
