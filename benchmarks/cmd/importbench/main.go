@@ -76,12 +76,12 @@ func main() {
 
 // result is one row's figures.
 type result struct {
-	engine             string
-	skipped            string
-	job                wire.ImportJob
-	took               time.Duration
-	before, during     []time.Duration
-	redirects, errored int
+	engine         string
+	skipped        string
+	job            wire.ImportJob
+	took           time.Duration
+	before, during []time.Duration
+	errored        int
 }
 
 func run(bin string, n, clients int, pg, ch string) error {
