@@ -162,13 +162,22 @@ func TestImportDashboardProgress(t *testing.T) {
 	if _, err := raw.Exec(`UPDATE import_jobs SET lease_owner = $1, lease_until = $2 WHERE id = $3`, owner, lease.UnixMicro(), j.ID); err != nil {
 		t.Fatal(err)
 	}
+	// The default domain, as links store it.
+	var probe struct {
+		Domain string `json:"domain"`
+	}
+	tg.API(t, w.Key, "POST", "/links", obj{"destinationUrl": "https://example.com/probe"}).Data(t, &probe)
+	// The edge learns that it has no imp480-0: it may cache the absence.
+	if r := tg.Edge(t, "GET", "imp480-0", nil, nil); r.Status != http.StatusNotFound {
+		t.Fatalf("before the import: %s", r)
+	}
 	batch := func(read, created, failed, position int64, report ...importjob.ReportLine) {
 		t.Helper()
 		var ls []*link.Link
 		for i := range created {
 			ls = append(ls, &link.Link{ID: fmt.Sprintf("lnk_e2eImp%d_%d", position, i), WorkspaceID: w.ID,
-				Domain: strings.TrimSuffix(strings.TrimPrefix(tg.ShortBase, "http://"), "/"), Slug: fmt.Sprintf("imp%d-%d", position, i),
-				DestinationURL: "https://example.com/" + fmt.Sprint(position, i), Tags: []string{}, CreatedAt: now, UpdatedAt: now,
+				Domain: probe.Domain, Slug: fmt.Sprintf("imp%d-%d", position, i),
+				DestinationURL: fmt.Sprintf("https://example.com/%d-%d", position, i), Tags: []string{}, CreatedAt: now, UpdatedAt: now,
 				CreatedBy: "key_e2e", ImportedClicks: 7})
 		}
 		if err := st.CommitImportBatch(ctx, &importjob.Batch{JobID: j.ID, Owner: owner, Links: ls, Report: report,
@@ -177,6 +186,18 @@ func TestImportDashboardProgress(t *testing.T) {
 		}
 	}
 	batch(480, 3, 1, 480, importjob.ReportLine{Seq: 17, Line: 19, Outcome: importjob.OutcomeFailed, Slug: "promo", Reason: "destinationUrl must be an http or https URL"})
+	// The batch's change reached the edge: it redirects the imported link.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := tg.Edge(t, "GET", "imp480-0", nil, nil)
+		if r.Status == http.StatusFound && r.Header.Get("Location") == "https://example.com/480-0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the edge does not redirect the imported link: %s", r)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 
 	d := openDashboard(t, chromium, tg)
 	d.signIn(w.Key)
