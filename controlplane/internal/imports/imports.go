@@ -268,8 +268,11 @@ type entry struct {
 // run runs the claimed job j over its file.
 func (s *Service) run(ctx context.Context, j *importjob.Job, file []byte) error {
 	ws, err := s.Store.GetWorkspace(ctx, j.WorkspaceID)
+	if fault.Is(err, fault.NotFound) {
+		return s.finish(ctx, j, importjob.Failed, "the workspace is gone")
+	}
 	if err != nil {
-		return s.finish(ctx, j, importjob.Failed, "the workspace could not be read: "+err.Error())
+		return err // the job is taken again when its lease ends
 	}
 	r, err := s.NewReader(j.Source, bytes.NewReader(file), sources.Options{Mapping: j.Mapping})
 	if err != nil {
