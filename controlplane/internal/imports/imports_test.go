@@ -23,6 +23,7 @@ import (
 	"shortlink.dev/controlplane/internal/imports/importstest"
 	"shortlink.dev/controlplane/internal/imports/sources"
 	"shortlink.dev/controlplane/internal/links"
+	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/importjob"
@@ -253,6 +254,22 @@ func TestImportJobKeepsEveryField(t *testing.T) {
 		}
 		if noSlug != 1 {
 			t.Errorf("%d links with a drawn slug", noSlug)
+		}
+		// The audit log: the import's creation and end, no entry a link;
+		// the domain it added, by the system.
+		entries, _, err := r.st.ListAudit(context.Background(), audit.Filter{WorkspaceID: r.ws.ID, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		actions := map[string]int{}
+		for _, e := range entries {
+			actions[e.Action]++
+			if e.Action == "import.finished" && (string(e.Changes["created"].New) != "5" || string(e.Changes["failed"].New) != "4") {
+				t.Errorf("import.finished %+v", e.Changes)
+			}
+		}
+		if actions["import.created"] != 1 || actions["import.finished"] != 1 || actions["domain.created"] != 1 || actions["link.created"] != 0 {
+			t.Errorf("audit actions %v", actions)
 		}
 		rep := strings.Join(r.report(t, j.ID), "\n")
 		for _, want := range []string{"6 failed /bad: destinationUrl", "7 failed /kutt: the source's link has a password",
