@@ -15,7 +15,7 @@ STATICCHECK_VERSION := v0.8.2
 # stripe-mock: the Stripe API the checkout tests talk to (deploy/e2e finds it in .tools)
 STRIPE_MOCK_VERSION := v0.203.0
 
-.PHONY: all build run run-split geoip test test-e2e-split test-short lint fmt vet staticcheck bench bench-platform bench-password bench-webhooks bench-analytics fuzz tidy clean
+.PHONY: all build run run-split geoip test test-e2e-split test-short lint fmt vet staticcheck bench bench-platform bench-password bench-webhooks bench-analytics bench-import fuzz tidy clean
 
 all: build
 
@@ -100,6 +100,7 @@ bench: build
 	$(MAKE) --no-print-directory bench-password
 	$(MAKE) --no-print-directory bench-webhooks
 	$(MAKE) --no-print-directory bench-analytics
+	$(MAKE) --no-print-directory bench-import
 
 ## bench-platform: only the real binaries under wrk (benchmarks/cmd/platformbench)
 bench-platform: build
@@ -131,6 +132,14 @@ ANBENCH_FLAGS ?=
 bench-analytics: build
 	$(GO) build -o $(BIN)/bare302 ./benchmarks/cmd/bare302
 	$(GO) run ./benchmarks/cmd/anbench -bin $(BIN) $(ANBENCH_FLAGS)
+
+## bench-import: 100,000 links imported (POST /imports, source csv) on
+## SQLite, and on PostgreSQL with IMPORTBENCH_FLAGS='-clickhouse URL': links/s
+## (goal >= 5,000) and the redirects' p50/p99 before and during the import
+## (benchmarks/cmd/importbench; docs/migration.md)
+IMPORTBENCH_FLAGS ?=
+bench-import: build
+	$(GO) run ./benchmarks/cmd/importbench -bin $(BIN) $(IMPORTBENCH_FLAGS)
 
 ## fuzz: each fuzz target for FUZZTIME
 fuzz:

@@ -173,6 +173,10 @@ type LinkBulkUpdate struct {
 type Stats struct {
 	// TotalClicks is the number of human clicks in the range.
 	TotalClicks int64 `json:"totalClicks"`
+	// ImportedClicks is the part of TotalClicks an import brought from
+	// another product (its click total): counted whatever the range, in
+	// no breakdown.
+	ImportedClicks int64 `json:"importedClicks"`
 	// UniqueClicks is the sum of each day's distinct visitors.
 	UniqueClicks int64 `json:"uniqueClicks"`
 	// LastClickedAt is the time of the link's latest human click.

@@ -77,6 +77,8 @@ func Main(ctx context.Context, p Program, args []string, stdout, stderr io.Write
 		return runStats(commandEnv{ctx: ctx, stdout: stdout, getenv: os.Getenv}, args[1:])
 	case "analytics":
 		return runAnalytics(commandEnv{ctx: ctx, stdout: stdout, getenv: os.Getenv}, args[1:])
+	case "import":
+		return runImport(commandEnv{ctx: ctx, stdout: stdout, getenv: os.Getenv}, args[1:]) // imports.go
 	case "audit":
 		return runAudit(commandEnv{ctx: ctx, stdout: stdout, getenv: os.Getenv}, args[1:])
 	case "members":

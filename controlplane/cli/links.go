@@ -27,6 +27,10 @@ const clientUsage = `API client commands (for scripts; key from SHORTLINK_API_KE
   links update ID [--url URL] [--slug S] [--title T] [--tag T]… [--password P] [--expires RFC3339]
                [--click-limit N] [--archived true|false] | --data JSON   (JSON null clears a field)
   links delete ID
+  links export [--format csv|jsonl]   every link of the workspace, archived ones too (links:read)
+  import       --from bitly|dub|shlink|kutt|yourls|csv FILE [--on-conflict skip|suffix] [--mapping JSON] [--no-wait]
+               uploads an export and shows the job's progress until it ends (links:write)
+  import       list [--page N] [--per-page N] | get ID | cancel ID | report ID
   stats        ID [--from YYYY-MM-DD] [--to YYYY-MM-DD]
   analytics    --group-by country|city|device|browser|os|referrer|utm_source|utm_medium|utm_campaign|link|tag|domain|day
                [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--limit N] [--link ID] [--tag T] [--domain D]
@@ -175,6 +179,8 @@ func runLinks(e commandEnv, args []string) error {
 		return linksOne(e, verb, args)
 	case "update":
 		return linksUpdate(e, args)
+	case "export":
+		return linksExport(e, args) // imports.go
 	}
 	return fmt.Errorf("links %s: unknown verb; want create, list, get, update or delete\n%s", verb, clientUsage)
 }

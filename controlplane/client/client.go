@@ -112,6 +112,10 @@ type call struct {
 	bare bool
 	// raw receives the success body as it is, with its Content-Type.
 	raw *rawBody
+	// form, when set, is the body as it is (a multipart form), sent with
+	// formType as its Content-Type, in place of body.
+	form     []byte
+	formType string
 }
 
 type rawBody struct {
@@ -137,7 +141,9 @@ func (c *Client) newRequest(ctx context.Context, cl call) (*http.Request, error)
 		u += "?" + cl.query.Encode()
 	}
 	var body io.Reader
-	if cl.body != nil {
+	if cl.form != nil {
+		body = bytes.NewReader(cl.form)
+	} else if cl.body != nil {
 		b, err := json.Marshal(cl.body)
 		if err != nil {
 			return nil, fmt.Errorf("encode the request body: %w", err)
@@ -148,7 +154,10 @@ func (c *Client) newRequest(ctx context.Context, cl call) (*http.Request, error)
 	if err != nil {
 		return nil, err
 	}
-	if body != nil {
+	switch {
+	case cl.form != nil:
+		req.Header.Set("Content-Type", cl.formType)
+	case body != nil:
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")

@@ -142,3 +142,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func PruneAudit(ctx context.Context, cfg *config.Config, st audit.Store, log *slog.Logger) {
 	auditlog.New(st, cfg).Run(ctx, auditlog.PruneEvery, log)
 }
+
+// RunImports runs import jobs (package imports) until ctx ends: every
+// control plane runs one worker; a job's lease keeps two from running it.
+func RunImports(ctx context.Context, o Options) error {
+	svc, err := services.New(services.Deps{Config: o.Config, Store: o.Store, Logger: o.Logger, Stats: o.Stats, Dispatcher: o.Dispatcher})
+	if err != nil {
+		return err
+	}
+	svc.Imports.Run(ctx)
+	return nil
+}

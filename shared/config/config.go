@@ -89,6 +89,16 @@ type Config struct {
 	// SMTP is where invites are emailed from (SHORTLINK_SMTP_URL, smtp.go);
 	// nil when unset: invite links are then only shown to copy.
 	SMTP *SMTP
+	// ImportMaxBytes bounds the file of an import (SHORTLINK_IMPORT_MAX_BYTES).
+	ImportMaxBytes int64
+	// ImportPause is the rest an import job takes between two batches of
+	// rows (SHORTLINK_IMPORT_PAUSE), so that redirects and the API keep
+	// their share of the database.
+	ImportPause time.Duration
+	// ImportLease is how long a control plane holds an import job past its
+	// last batch (SHORTLINK_IMPORT_LEASE): a killed one's job is taken over
+	// then. Tests shorten it.
+	ImportLease time.Duration
 }
 
 // DefaultEdgeCacheLinks is SHORTLINK_EDGE_CACHE_LINKS's default: 131,072
@@ -344,6 +354,30 @@ var options = []option{
 			return fmt.Errorf("must be a positive duration, like 1m")
 		}
 		c.WebhookLease = d
+		return nil
+	}},
+	{"SHORTLINK_IMPORT_MAX_BYTES", strconv.Itoa(50 << 20), func(c *Config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > 1<<30 {
+			return fmt.Errorf("must be a whole number of bytes from 1 to 1073741824")
+		}
+		c.ImportMaxBytes = n
+		return nil
+	}},
+	{"SHORTLINK_IMPORT_PAUSE", "20ms", func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > time.Minute {
+			return fmt.Errorf("must be a duration from 0s to 1m, like 20ms")
+		}
+		c.ImportPause = d
+		return nil
+	}},
+	{"SHORTLINK_IMPORT_LEASE", "1m", func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			return fmt.Errorf("must be a duration of at least 1s, like 1m")
+		}
+		c.ImportLease = d
 		return nil
 	}},
 	{"SHORTLINK_WEBHOOK_ALLOW_PRIVATE", "false", func(c *Config, v string) (err error) {

@@ -20,6 +20,7 @@ const (
 	Audit    = "aud_"
 	User     = "usr_"
 	Invite   = "inv_"
+	Import   = "imp_"
 )
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

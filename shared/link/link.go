@@ -42,6 +42,10 @@ type Link struct {
 	// a person, or the system. Nil when not known (an Editor before
 	// migration 0021, or a link never changed since it was made).
 	Author, Editor *audit.Actor
+	// ImportedClicks are the clicks an import brought from another product
+	// (issue 23); an import writes them, and reads fold them into
+	// ClickCount rather than fill this field.
+	ImportedClicks int64
 }
 
 // UTM holds the link's UTM parameters, set on the target at redirect time.

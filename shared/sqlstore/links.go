@@ -42,11 +42,14 @@ func clickLedger(t string) string {
 // the pipeline counts the clicks made while the link had no limit, which the
 // ledger never saw. Both only grow, so clickCount never goes down, also when
 // the limit is removed (the ledger's use is parked then) or changed.
+//
+// The clicks an import brought (imported_clicks, issue 23) are added: they
+// were made elsewhere, before the link came here, so neither count has them.
 func (s *Store) clickCount() string {
 	if s.dialect == postgres {
-		return `GREATEST(links.click_count, ` + clickLedger("links") + `)`
+		return `(GREATEST(links.click_count, ` + clickLedger("links") + `) + links.imported_clicks)`
 	}
-	return `MAX(links.click_count, ` + clickLedger("links") + `)`
+	return `(MAX(links.click_count, ` + clickLedger("links") + `) + links.imported_clicks)`
 }
 
 // linkSelect is linkColumns to read, with clickCount in place of the
@@ -61,31 +64,38 @@ func (s *Store) CreateLink(ctx context.Context, l *link.Link, maxActive int) err
 		if err := s.checkLinkLimit(ctx, tx, l.WorkspaceID, maxActive); err != nil {
 			return err
 		}
-		tags, geo, device, err := encodeLinkJSON(l)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO links (`+linkColumns+`) VALUES
-			($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-			 $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33)`,
-			l.ID, l.WorkspaceID, l.Domain, l.Slug, l.DestinationURL, nullString(l.Title), nullString(l.Description), tags,
-			l.PasswordHash, nullMicros(l.ExpiresAt), nullString(l.ExpiredURL), nullInt(l.ClickLimit), l.ClickCount, geo, device,
-			nullString(l.IOSURL), nullString(l.AndroidURL), nullString(l.UTM.Source), nullString(l.UTM.Medium),
-			nullString(l.UTM.Campaign), nullString(l.UTM.Term), nullString(l.UTM.Content),
-			l.IsArchived, nullMicros(l.LastClickedAt), l.CreatedBy, micros(l.CreatedAt), micros(l.UpdatedAt),
-			actorType(l.Author), actorID(l.Author), actorName(l.Author),
-			actorType(l.Editor), actorID(l.Editor), actorName(l.Editor),
-		); err != nil {
-			return err
-		}
-		if l.ClickLimit != nil {
-			if err := s.syncClickLimit(ctx, tx, l.ID, l.ClickLimit); err != nil {
-				return err
-			}
-		}
-		return writeTags(ctx, tx, l.ID, l.Tags)
+		return s.insertLink(ctx, tx, l)
 	})
 	return linkWriteError("create link", err)
+}
+
+// insertLink writes the new link l (with its imported clicks, its click
+// limit's shards and its tags) within tx.
+func (s *Store) insertLink(ctx context.Context, tx *sql.Tx, l *link.Link) error {
+	tags, geo, device, err := encodeLinkJSON(l)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO links (`+linkColumns+`, imported_clicks) VALUES
+		($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
+		 $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34)`,
+		l.ID, l.WorkspaceID, l.Domain, l.Slug, l.DestinationURL, nullString(l.Title), nullString(l.Description), tags,
+		l.PasswordHash, nullMicros(l.ExpiresAt), nullString(l.ExpiredURL), nullInt(l.ClickLimit), l.ClickCount, geo, device,
+		nullString(l.IOSURL), nullString(l.AndroidURL), nullString(l.UTM.Source), nullString(l.UTM.Medium),
+		nullString(l.UTM.Campaign), nullString(l.UTM.Term), nullString(l.UTM.Content),
+		l.IsArchived, nullMicros(l.LastClickedAt), l.CreatedBy, micros(l.CreatedAt), micros(l.UpdatedAt),
+		actorType(l.Author), actorID(l.Author), actorName(l.Author),
+		actorType(l.Editor), actorID(l.Editor), actorName(l.Editor),
+		l.ImportedClicks,
+	); err != nil {
+		return err
+	}
+	if l.ClickLimit != nil {
+		if err := s.syncClickLimit(ctx, tx, l.ID, l.ClickLimit); err != nil {
+			return err
+		}
+	}
+	return writeTags(ctx, tx, l.ID, l.Tags)
 }
 
 // UpdateLink implements link.Store. It leaves clickCount and lastClickedAt,

@@ -23,8 +23,11 @@ type Day struct {
 
 // LinkStats are a link's statistics over a range of days. Bots are excluded.
 type LinkStats struct {
-	TotalClicks  int64
-	UniqueClicks int64
+	TotalClicks int64
+	// ImportedClicks are the clicks an import brought from another product
+	// (the control plane fills it): TotalClicks has them, no breakdown does.
+	ImportedClicks int64
+	UniqueClicks   int64
 	// LastClickedAt is the time of the link's latest human click ever, nil before the first.
 	LastClickedAt *time.Time
 	ByCountry     []Count // "" country is reported as unknown by the API

@@ -58,7 +58,7 @@ func actor(a *audit.Actor) *api.AuditActor {
 // rather than null.
 func Stats(s *stats.LinkStats, rng stats.Range) api.Stats {
 	out := api.Stats{
-		TotalClicks: s.TotalClicks, UniqueClicks: s.UniqueClicks, LastClickedAt: utcOrNil(s.LastClickedAt),
+		TotalClicks: s.TotalClicks, ImportedClicks: s.ImportedClicks, UniqueClicks: s.UniqueClicks, LastClickedAt: utcOrNil(s.LastClickedAt),
 		ByCountry: []api.CountryCount{}, ByDevice: []api.DeviceCount{}, ByBrowser: []api.BrowserCount{},
 		ByReferrer: []api.ReferrerCount{}, ByOS: []api.OSCount{}, ByCity: []api.CityCount{},
 		ByUTMSource: utmCounts(s.ByUTMSource), ByUTMMedium: utmCounts(s.ByUTMMedium),

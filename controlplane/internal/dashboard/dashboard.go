@@ -28,7 +28,7 @@ import (
 
 // Prefixes are the paths, besides "/" itself, below which the dashboard
 // answers; everything else at the root stays the API's.
-var Prefixes = []string{"/signin", "/signout", "/links", "/qr", "/galleries", "/domains", "/webhooks", "/keys", "/usage", "/analytics", "/audit", "/assets", "/members", "/join", "/workspace"}
+var Prefixes = []string{"/signin", "/signout", "/links", "/qr", "/galleries", "/domains", "/webhooks", "/keys", "/usage", "/analytics", "/audit", "/assets", "/members", "/join", "/workspace", "/imports"}
 
 // KeyFinder finds an API key by the hash of its value.
 type KeyFinder interface {
@@ -185,6 +185,14 @@ func (d *Dashboard) routes() chi.Router {
 		r.Get("/analytics/export", d.analyticsExport)
 		r.Get("/audit", d.auditLog)           // audit.go
 		r.Get("/audit/export", d.auditExport) // audit.go
+
+		// Imports and the export of every link (imports.go).
+		r.Get("/imports", d.listImports)
+		r.Post("/imports", d.createImport)
+		r.Get("/imports/{id}/progress", d.importProgress)
+		r.Get("/imports/{id}/report", d.importReport)
+		r.Post("/imports/{id}/cancel", d.cancelImport)
+		r.Get("/imports/export", d.linksExport)
 
 		r.Get("/usage", d.usage)
 		r.Post("/usage/checkout", d.checkout)

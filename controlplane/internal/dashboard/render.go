@@ -333,4 +333,7 @@ var notices = map[string]notice{
 	"qrsaved":     {text: "QR code saved."},
 	"upgraded":    {text: "Payment received: your new plan applies now."},
 	"canceled":    {text: "Checkout canceled: your plan is unchanged."},
+	// imports.go
+	"imported":       {text: "Import started: its progress shows below."},
+	"importcanceled": {text: "Import canceled. The links it created stay."},
 }

@@ -73,9 +73,17 @@ func (a *API) recoverPanics(next http.Handler) http.Handler {
 }
 
 // limitBody caps every request body at MaxBodyBytes.
-func limitBody(next http.Handler) http.Handler {
+//
+// POST /imports (the API's, and the dashboard's upload form) may be
+// larger: its file may be SHORTLINK_IMPORT_MAX_BYTES, plus room for the
+// form around it.
+func (a *API) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		limit := int64(MaxBodyBytes)
+		if r.Method == http.MethodPost && (r.URL.Path == importsPath || r.URL.Path == dashboardImportsPath) {
+			limit = a.cfg.ImportMaxBytes + MaxBodyBytes
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		next.ServeHTTP(w, r)
 	})
 }

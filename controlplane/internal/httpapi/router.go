@@ -22,6 +22,7 @@ import (
 	"shortlink.dev/controlplane/internal/dashboard"
 	"shortlink.dev/controlplane/internal/domains"
 	"shortlink.dev/controlplane/internal/galleries"
+	"shortlink.dev/controlplane/internal/imports"
 	"shortlink.dev/controlplane/internal/keys"
 	"shortlink.dev/controlplane/internal/links"
 	"shortlink.dev/controlplane/internal/linkstats"
@@ -81,6 +82,7 @@ type API struct {
 	stats     *linkstats.Service
 	audit     *auditlog.Service
 	members   *membership.Service
+	imports   *imports.Service
 	sessions  dashboard.SessionStore
 	limiter   ratelimit.Limiter
 	log       *slog.Logger
@@ -119,6 +121,7 @@ func New(o Options) *API {
 		stats:     svc.Stats,
 		audit:     svc.Audit,
 		members:   svc.Members,
+		imports:   svc.Imports,
 		sessions:  o.Sessions,
 		limiter:   o.Limiter,
 		log:       o.Logger,
@@ -138,7 +141,7 @@ func (a *API) routes() chi.Router {
 	r := chi.NewRouter()
 	// GetHead answers HEAD on every GET route as GET (net/http sends no body):
 	// the same middleware runs, so auth, rate limits and their headers hold.
-	r.Use(withRequestID, a.metrics.measure, a.accessLog, a.settle, a.recoverPanics, limitBody, middleware.GetHead)
+	r.Use(withRequestID, a.metrics.measure, a.accessLog, a.settle, a.recoverPanics, a.limitBody, middleware.GetHead)
 	r.NotFound(notFound(a))
 	r.MethodNotAllowed(methodNotAllowed(a))
 
@@ -165,12 +168,20 @@ func (a *API) routes() chi.Router {
 		r.With(a.need(workspace.LinksWrite)).Post("/links/bulk", a.createLinksBulk)  // bulk.go
 		r.With(a.need(workspace.LinksWrite)).Patch("/links/bulk", a.updateLinksBulk) // bulk.go
 		r.With(a.need(workspace.LinksRead)).Get("/links", a.listLinks)
+		r.With(a.need(workspace.LinksRead)).Get("/links/export", a.exportLinks) // imports.go
 		r.With(a.need(workspace.LinksRead)).Get("/links/{id}", a.getLink)
 		r.With(a.need(workspace.LinksWrite)).Patch("/links/{id}", a.updateLink)
 		r.With(a.need(workspace.LinksWrite)).Delete("/links/{id}", a.deleteLink)
 		r.With(a.need(workspace.AnalyticsRead)).Get("/links/{id}/stats", a.linkStats)
 		r.With(a.need(workspace.AnalyticsRead)).Get("/links/{id}/clicks.csv", a.exportClicks) // export.go
 		r.With(a.need(workspace.AnalyticsRead)).Get("/analytics", a.workspaceAnalytics)       // stats.go
+
+		// Import jobs (imports.go, docs/migration.md).
+		r.With(a.need(workspace.LinksWrite)).Post("/imports", a.createImport)
+		r.With(a.need(workspace.LinksRead)).Get("/imports", a.listImports)
+		r.With(a.need(workspace.LinksRead)).Get("/imports/{id}", a.getImport)
+		r.With(a.need(workspace.LinksRead)).Get("/imports/{id}/report", a.importReport)
+		r.With(a.need(workspace.LinksWrite)).Delete("/imports/{id}", a.cancelImport)
 
 		r.With(a.needKeys).Get("/api-keys", a.listKeys)
 		r.With(a.needKeys).Post("/api-keys", a.createKey)

@@ -39,8 +39,16 @@ type Service struct {
 	// Facets lists the workspace's links for workspace analytics (the
 	// link store); Reader then answers them as a stats.AnalyticsReader.
 	Facets Facets
+	// Imported reads the clicks an import brought to a link (the link
+	// store); nil counts none.
+	Imported ImportedClicks
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
+}
+
+// ImportedClicks reads the clicks an import brought to a link.
+type ImportedClicks interface {
+	LinkImportedClicks(ctx context.Context, workspaceID, linkID string) (int64, error)
 }
 
 // New returns a stats service; r may be nil.
@@ -75,6 +83,16 @@ func (s *Service) Link(ctx context.Context, ws *workspace.Workspace, linkID stri
 		if u.value != nil && *u.value != "" && st.TotalClicks > 0 {
 			*u.list = []stats.Count{{Key: *u.value, Count: st.TotalClicks}}
 		}
+	}
+	// The clicks an import brought (issue 23) came without a day or any
+	// breakdown: the total has them, whatever the range, and says how many.
+	if s.Imported != nil {
+		n, err := s.Imported.LinkImportedClicks(ctx, ws.ID, l.ID)
+		if err != nil {
+			return nil, rng, err
+		}
+		st.ImportedClicks = n
+		st.TotalClicks += n
 	}
 	return st, rng, nil
 }

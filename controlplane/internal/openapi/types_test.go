@@ -30,6 +30,7 @@ var wireSchemas = []struct {
 	{"LinkUpdate", api.LinkUpdate{}},
 	{"LinkBulkUpdate", api.LinkBulkUpdate{}},
 	{"LinkStats", api.Stats{}},
+	{"ImportJob", api.ImportJob{}},
 	{"Analytics", api.Analytics{}},
 	{"APIKey", api.APIKey{}},
 	{"APIKeyInput", api.APIKeyInput{}},

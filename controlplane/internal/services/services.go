@@ -4,6 +4,7 @@
 package services
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 
@@ -11,6 +12,7 @@ import (
 	"shortlink.dev/controlplane/internal/billing"
 	"shortlink.dev/controlplane/internal/domains"
 	"shortlink.dev/controlplane/internal/galleries"
+	"shortlink.dev/controlplane/internal/imports"
 	"shortlink.dev/controlplane/internal/keys"
 	"shortlink.dev/controlplane/internal/links"
 	"shortlink.dev/controlplane/internal/linkstats"
@@ -23,6 +25,7 @@ import (
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/gallery"
+	"shortlink.dev/shared/importjob"
 	"shortlink.dev/shared/link"
 	"shortlink.dev/shared/qrcode"
 	"shortlink.dev/shared/stats"
@@ -44,6 +47,12 @@ type Store interface {
 	audit.Store
 	// Users, members and invites (members).
 	workspace.MemberStore
+	// Import jobs (imports).
+	importjob.Store
+	// The clicks imports brought, for the stats (linkstats).
+	LinkImportedClicks(ctx context.Context, workspaceID, linkID string) (int64, error)
+	// Every link of a workspace, for GET /links/export.
+	EachLink(ctx context.Context, workspaceID string, fn func(*link.Link) error) error
 }
 
 // Deps is what the services are built from.
@@ -74,6 +83,9 @@ type Services struct {
 	Stats     *linkstats.Service
 	Audit     *auditlog.Service
 	Members   *members.Service
+	// Imports creates and runs import jobs; its Run is started by the
+	// control plane (server.RunImports), not by New.
+	Imports *imports.Service
 }
 
 // New builds the services over d's store and settings.
@@ -95,17 +107,20 @@ func New(d Deps) (*Services, error) {
 	ls := links.New(d.Store, d.Config)
 	st := linkstats.New(ls, d.Stats)
 	st.Facets = d.Store
+	st.Imported = d.Store
+	ds := domains.New(d.Store, d.Config)
 	return &Services{
 		Links:     ls,
 		QR:        qrcodes.New(d.Store, d.Config),
 		Galleries: galleries.New(d.Store, d.Config, ls),
 		Webhooks:  webhooks.New(d.Store, d.Dispatcher.Sender(), d.Dispatcher),
 		Billing:   billing.New(d.Config, d.Store, d.Logger),
-		Domains:   domains.New(d.Store, d.Config),
+		Domains:   ds,
 		Keys:      keys.New(d.Store),
 		Usage:     usage.New(d.Store, d.Config, d.Stats),
 		Stats:     st,
 		Audit:     auditlog.New(d.Store, d.Config),
 		Members:   ms,
+		Imports:   imports.New(d.Store, ls, ds, d.Config, d.Logger),
 	}, nil
 }

@@ -35,6 +35,8 @@ type Plane struct {
 	relaying     *app.Task
 	// pruning deletes the audit-log entries past their plan's retention.
 	pruning *app.Task
+	// importing runs import jobs.
+	importing *app.Task
 	// releaseOwner lets go of the data folder's relay name.
 	releaseOwner func()
 }
@@ -70,6 +72,10 @@ func (a *Plane) Open(ctx context.Context, m *app.Main) error {
 		return nil
 	})
 	a.opts = server.Options{Config: cfg, Store: st, Limiter: limiter, Logger: m.Logger, Registry: m.Registry, Dispatcher: dispatcher}
+	opts := a.opts
+	a.importing = app.Start(func(ctx context.Context) error {
+		return server.RunImports(ctx, opts)
+	})
 	return nil
 }
 
@@ -146,6 +152,7 @@ func (a *Plane) Shutdown() error {
 func (a *Plane) Close() {
 	a.dispatching.Stop(context.Background()) //nolint:errcheck // the dispatcher returns nothing
 	a.pruning.Stop(context.Background())     //nolint:errcheck // the pruner returns nothing
+	a.importing.Stop(context.Background())   //nolint:errcheck // a job stopped goes on at the next start
 	if a.closeLimiter != nil {
 		a.closeLimiter()
 	}

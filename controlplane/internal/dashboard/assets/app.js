@@ -325,3 +325,55 @@
   var next = document.querySelector('a[data-oidc-continue]');
   if (next) location.replace(next.href);
 })();
+
+/* imports: the import page's progress bars follow their jobs; the mapping field shows for CSV only */
+(function () {
+  'use strict';
+  var form = document.querySelector('[data-import-form]');
+  var source = form && form.querySelector('[data-import-source]');
+  var mapping = form && form.querySelector('[data-import-mapping]');
+  if (source && mapping) {
+    var sync = function () {
+      var on = source.value === 'csv';
+      mapping.hidden = !on;
+      mapping.querySelector('textarea').disabled = !on;
+    };
+    source.addEventListener('change', sync);
+    sync();
+  }
+
+  var live = document.querySelectorAll('[data-import-live]');
+  if (!live.length || !window.fetch) return;
+  var final = {done: true, failed: true, canceled: true};
+  var pending = live.length;
+  live.forEach(function (row) {
+    var url = row.getAttribute('data-import-live');
+    var bar = row.querySelector('[data-import-bar]');
+    var counts = row.querySelector('[data-import-counts]');
+    var status = row.querySelector('[data-import-status]');
+    var tick = function () {
+      fetch(url, {credentials: 'same-origin', headers: {Accept: 'application/json'}})
+        .then(function (res) { return res.ok ? res.json() : null; })
+        .then(function (env) {
+          var j = env && env.data;
+          if (!j) return;
+          bar.max = Math.max(j.total, 1);
+          bar.value = j.read;
+          bar.textContent = (j.total ? Math.floor(j.read * 100 / j.total) : 100) + '%';
+          counts.textContent = j.read + ' of ' + j.total + ' rows · ' + j.created + ' created · ' +
+            j.skipped + ' skipped · ' + j.failed + ' failed';
+          status.textContent = j.status;
+          status.className = 'badge import-status import-' + j.status;
+          if (final[j.status]) {
+            row.removeAttribute('data-import-live');
+            // Once every job shown has ended, the page shows their reports.
+            if (--pending === 0) window.setTimeout(function () { window.location.reload(); }, 600);
+            return;
+          }
+          window.setTimeout(tick, 1000);
+        })
+        .catch(function () { window.setTimeout(tick, 3000); });
+    };
+    window.setTimeout(tick, 500);
+  });
+})();

@@ -1,0 +1,705 @@
+// Package imports runs import jobs (issue 23): a file another product
+// exported (read by package sources) becomes the workspace's links, in the
+// background, in a control plane that holds the job's lease. A job goes on
+// after a crash from the position its last batch recorded: the batch's
+// links, report lines, counters and position commit together, so no link
+// is created twice, and a row whose domain and slug a link of the same
+// destination holds already is skipped, so importing a file twice creates
+// nothing the second time.
+package imports
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"shortlink.dev/controlplane/internal/domains"
+	"shortlink.dev/controlplane/internal/imports/sources"
+	"shortlink.dev/controlplane/internal/links"
+	"shortlink.dev/shared/audit"
+	"shortlink.dev/shared/config"
+	"shortlink.dev/shared/domain"
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/id"
+	"shortlink.dev/shared/importjob"
+	"shortlink.dev/shared/link"
+	"shortlink.dev/shared/patch"
+	"shortlink.dev/shared/workspace"
+)
+
+// Store is what jobs keep and read.
+type Store interface {
+	importjob.Store
+	GetWorkspace(ctx context.Context, id string) (*workspace.Workspace, error)
+	WorkspaceDomain(ctx context.Context, workspaceID, name string) (*domain.Domain, error)
+	CountActiveLinks(ctx context.Context, workspaceID string) (int, error)
+}
+
+// OpenReader opens a source's reader over an export (sources.NewReader).
+type OpenReader func(source string, r io.Reader, opt sources.Options) (sources.Reader, error)
+
+// Service creates, lists and cancels import jobs, and runs them (Run).
+type Service struct {
+	Store   Store
+	Links   *links.Service
+	Domains *domains.Service
+	Config  *config.Config
+	Log     *slog.Logger
+	// NewReader opens the readers; sources.NewReader unless a test sets another.
+	NewReader OpenReader
+	// BatchSize is how many rows one transaction writes.
+	BatchSize int
+	// Pause is the rest between two batches, so that redirects and the API
+	// keep their share of the database (SHORTLINK_IMPORT_PAUSE).
+	Pause time.Duration
+	// Lease is how long a worker holds a job past its last write
+	// (SHORTLINK_IMPORT_LEASE): a killed worker's job is taken over then.
+	Lease time.Duration
+	// Poll is how often an idle worker looks for a job.
+	Poll time.Duration
+	// Owner names this worker in the leases.
+	Owner string
+	// Now is the clock; tests may replace it.
+	Now func() time.Time
+}
+
+// New returns the import service over st, creating links through ls and
+// domains through ds.
+func New(st Store, ls *links.Service, ds *domains.Service, cfg *config.Config, log *slog.Logger) *Service {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{
+		Store: st, Links: ls, Domains: ds, Config: cfg, Log: log, NewReader: sources.NewReader,
+		BatchSize: 500, Pause: cfg.ImportPause, Lease: cfg.ImportLease, Poll: time.Second,
+		Owner: "imports-" + id.Base62(12), Now: time.Now,
+	}
+}
+
+// Upload is a POST /imports.
+type Upload struct {
+	Source     string
+	FileName   string
+	File       []byte
+	OnConflict string
+	// Mapping is the generic CSV's column mapping (nil for none).
+	Mapping map[string]string
+}
+
+// mappingFields are the Row fields a CSV mapping may name (sources.Options).
+var mappingFields = []string{"domain", "slug", "destinationUrl", "title", "tags", "createdAt", "expiresAt",
+	"clickLimit", "password", "archived", "clicks"}
+
+// Create checks u and queues its job. The whole file is read once here, so
+// that a file the source cannot read (wrong format, bad UTF-8, a line too
+// long) is refused at once with why, nothing imported, and so that the job
+// knows its number of rows for its progress.
+func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, keyID string, u Upload) (*importjob.Job, error) {
+	var fe fault.FieldErrors
+	if !slices.Contains(sources.Names, u.Source) {
+		fe.Add(fault.Validation, "source", "must be one of "+strings.Join(sources.Names, ", "))
+	}
+	switch u.OnConflict {
+	case "":
+		u.OnConflict = importjob.ConflictSkip
+	case importjob.ConflictSkip, importjob.ConflictSuffix:
+	default:
+		fe.Add(fault.Validation, "onConflict", "must be skip or suffix")
+	}
+	if u.Mapping != nil && u.Source != sources.CSV {
+		fe.Add(fault.Validation, "mapping", "is for source csv only")
+	}
+	for k, v := range u.Mapping {
+		if !slices.Contains(mappingFields, k) {
+			fe.Add(fault.Validation, "mapping", fmt.Sprintf("%q is no field of a link; map any of %s", k, strings.Join(mappingFields, ", ")))
+			break
+		}
+		if strings.TrimSpace(v) == "" {
+			fe.Add(fault.Validation, "mapping", fmt.Sprintf("%q must name a column", k))
+			break
+		}
+	}
+	if len(u.File) == 0 {
+		fe.Add(fault.Validation, "file", "is required and must not be empty")
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	total, err := s.count(u)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	name := u.FileName
+	if len(name) > 255 {
+		name = name[:255]
+	}
+	j := &importjob.Job{
+		ID: id.New(id.Import), WorkspaceID: ws.ID, Source: u.Source, FileName: name, FileSize: int64(len(u.File)),
+		OnConflict: u.OnConflict, Mapping: u.Mapping, Status: importjob.Queued, Total: total,
+		CreatedBy: keyID, CreatedAt: now, UpdatedAt: now,
+	}
+	e, err := audit.Of(ws.ID, "import.created", "import", j.ID, nil, map[string]any{
+		"source": j.Source, "fileName": j.FileName, "fileSize": j.FileSize, "onConflict": j.OnConflict, "rows": total,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.CreateImportJob(audit.With(ctx, e), j, u.File); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// count reads the whole file and returns its number of rows, or a
+// VALIDATION_ERROR on field file saying why the source cannot read it.
+func (s *Service) count(u Upload) (int64, error) {
+	r, err := s.NewReader(u.Source, bytes.NewReader(u.File), sources.Options{Mapping: u.Mapping})
+	if err != nil {
+		return 0, fault.Field(fault.Validation, "file", readerProblem(err))
+	}
+	var n int64
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			return n, nil
+		}
+		var re *sources.RowError
+		if err != nil && !errors.As(err, &re) {
+			return 0, fault.Field(fault.Validation, "file", readerProblem(err))
+		}
+		n++
+	}
+}
+
+func readerProblem(err error) string {
+	if errors.Is(err, sources.ErrUnknownSource) {
+		return "this server cannot read that source yet"
+	}
+	return err.Error()
+}
+
+// Get returns the workspace's job.
+func (s *Service) Get(ctx context.Context, ws *workspace.Workspace, jobID string) (*importjob.Job, error) {
+	return s.Store.GetImportJob(ctx, ws.ID, jobID)
+}
+
+// List returns a page of the workspace's jobs, newest first, and their total.
+func (s *Service) List(ctx context.Context, f importjob.Filter) ([]*importjob.Job, int, error) {
+	return s.Store.ListImportJobs(ctx, f)
+}
+
+// Cancel cancels the workspace's job: its worker stops at its next batch;
+// the links created before stay. A job that ended is returned as it is.
+func (s *Service) Cancel(ctx context.Context, ws *workspace.Workspace, jobID string) (*importjob.Job, error) {
+	j, err := s.Store.GetImportJob(ctx, ws.ID, jobID)
+	if err != nil || j.Status.Final() {
+		return j, err
+	}
+	e, err := audit.Of(ws.ID, "import.canceled", "import", j.ID, map[string]any{"status": j.Status},
+		map[string]any{"status": importjob.Canceled})
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.CancelImportJob(audit.With(ctx, e), ws.ID, jobID, s.now())
+}
+
+// Report calls fn with each line of the job's report.
+func (s *Service) Report(ctx context.Context, ws *workspace.Workspace, jobID string, fn func(importjob.ReportLine) error) error {
+	return s.Store.ImportReport(ctx, ws.ID, jobID, fn)
+}
+
+// Run works jobs until ctx ends: it takes the oldest job waiting (or one
+// whose worker's lease ran out) and runs it to its end.
+func (s *Service) Run(ctx context.Context) {
+	for {
+		worked, err := s.RunOne(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.Log.Error("import job", "err", err)
+		}
+		if worked && err == nil {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(s.Poll):
+		}
+	}
+}
+
+// RunOne claims one job and runs it; false when none was waiting.
+func (s *Service) RunOne(ctx context.Context) (bool, error) {
+	now := s.now()
+	j, file, err := s.Store.ClaimImportJob(ctx, s.Owner, now, now.Add(s.Lease))
+	if err != nil || j == nil {
+		return false, err
+	}
+	err = s.run(ctx, j, file)
+	if errors.Is(err, importjob.ErrLeaseLost) {
+		return true, nil // canceled, or another worker has it
+	}
+	if ctx.Err() != nil {
+		// Stopping (not killed): the next start, or another control plane,
+		// takes the job at once and goes on from its position.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if rerr := s.Store.ReleaseImportJob(rctx, j.ID, s.Owner); rerr != nil {
+			s.Log.Warn("import job: release the lease", "job", j.ID, "err", rerr)
+		}
+	}
+	return true, err
+}
+
+// entry is one thing a reader gave: a row, or a row it could not read.
+type entry struct {
+	seq int64
+	row sources.Row
+	bad *sources.RowError
+}
+
+// run runs the claimed job j over its file.
+func (s *Service) run(ctx context.Context, j *importjob.Job, file []byte) error {
+	ws, err := s.Store.GetWorkspace(ctx, j.WorkspaceID)
+	if fault.Is(err, fault.NotFound) {
+		return s.finish(ctx, j, importjob.Failed, "the workspace is gone")
+	}
+	if err != nil {
+		return err // the job is taken again when its lease ends
+	}
+	r, err := s.NewReader(j.Source, bytes.NewReader(file), sources.Options{Mapping: j.Mapping})
+	if err != nil {
+		return s.finish(ctx, j, importjob.Failed, readerProblem(err))
+	}
+	jr := &jobRun{Service: s, job: j, ws: ws, domains: map[string]domainAnswer{}}
+	var seq int64
+	for {
+		batch := make([]entry, 0, s.BatchSize)
+		eof := false
+		for len(batch) < s.BatchSize {
+			row, err := r.Next()
+			if err == io.EOF {
+				eof = true
+				break
+			}
+			var re *sources.RowError
+			switch {
+			case errors.As(err, &re):
+				if seq >= j.Position {
+					batch = append(batch, entry{seq: seq, bad: re})
+				}
+			case err != nil:
+				return s.finish(ctx, j, importjob.Failed, readerProblem(err))
+			default:
+				if seq >= j.Position {
+					batch = append(batch, entry{seq: seq, row: row})
+				}
+			}
+			seq++
+		}
+		if len(batch) > 0 {
+			if err := jr.write(ctx, batch, seq); err != nil {
+				return err
+			}
+		}
+		if eof {
+			return s.finish(ctx, j, importjob.Done, "")
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if s.Pause > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(s.Pause):
+			}
+		}
+	}
+}
+
+// finish ends j with status, recording import.finished in the audit log.
+func (s *Service) finish(ctx context.Context, j *importjob.Job, status importjob.Status, why string) error {
+	cur, err := s.Store.GetImportJob(ctx, j.WorkspaceID, j.ID)
+	if err != nil {
+		return err
+	}
+	view := map[string]any{"status": status, "read": cur.Read, "created": cur.Created, "skipped": cur.Skipped, "failed": cur.Failed}
+	if why != "" {
+		view["error"] = why
+	}
+	e, err := audit.Of(j.WorkspaceID, "import.finished", "import", j.ID, nil, view)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.FinishImportJob(audit.With(ctx, e), j.ID, s.Owner, status, why, s.now()); err != nil {
+		return err
+	}
+	if status == importjob.Failed {
+		s.Log.Warn("import job failed", "job", j.ID, "workspace", j.WorkspaceID, "why", why)
+	}
+	return nil
+}
+
+func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
+
+// domainAnswer is what a job found for a domain name: the stored name, or
+// why its rows cannot be imported.
+type domainAnswer struct{ name, problem string }
+
+// jobRun is one worker's run of a job.
+type jobRun struct {
+	*Service
+	// links is Links, reading the verified domains once a batch.
+	links   *links.Service
+	job     *importjob.Job
+	ws      *workspace.Workspace
+	domains map[string]domainAnswer
+}
+
+// candidate is a row made a link, before its slug is checked.
+type candidate struct {
+	e         entry
+	l         *link.Link
+	generated bool
+}
+
+// maxWriteTries is how many times a batch is built and written again when
+// a concurrent write took one of its slugs or its plan room meanwhile.
+const maxWriteTries = 5
+
+// write builds and commits the batch of entries, ending at position.
+func (jr *jobRun) write(ctx context.Context, batch []entry, position int64) error {
+	for try := 1; ; try++ {
+		b, err := jr.build(ctx, batch, position)
+		if err != nil {
+			return err
+		}
+		err = jr.Store.CommitImportBatch(ctx, b)
+		if (fault.Is(err, fault.SlugExists) || fault.Is(err, fault.LimitReached)) && try < maxWriteTries {
+			continue // a concurrent write: look again
+		}
+		return err
+	}
+}
+
+// build makes the batch of entries: each row validated as the API
+// validates a link, its domain found or added, its slug checked.
+func (jr *jobRun) build(ctx context.Context, batch []entry, position int64) (*importjob.Batch, error) {
+	now := jr.now()
+	// The batch's rows are checked against the verified domains once each
+	// (a destination may not loop back to a short domain), not once a row.
+	ls := *jr.Links
+	ls.Store = &verifiedCache{Store: jr.Links.Store, names: map[string]bool{}}
+	jr.links = &ls
+	b := &importjob.Batch{JobID: jr.job.ID, Owner: jr.Owner, Position: position, MaxActive: jr.Config.LinkLimit(jr.ws.Plan),
+		LeaseUntil: now.Add(jr.Lease), At: now}
+	report := func(e entry, outcome, domain, slug, reason string) {
+		line := int64(e.row.Line)
+		if e.bad != nil {
+			line = int64(e.bad.Line)
+		}
+		b.Report = append(b.Report, importjob.ReportLine{Seq: e.seq, Line: line, Outcome: outcome, Domain: domain, Slug: slug, Reason: reason})
+		if outcome == importjob.OutcomeSkipped {
+			b.Skipped++
+		} else {
+			b.Failed++
+		}
+	}
+	var cands []candidate
+	for _, e := range batch {
+		if e.bad != nil {
+			b.Read++
+			report(e, importjob.OutcomeFailed, "", "", e.bad.Reason)
+			continue
+		}
+		b.Read++
+		l, problem, err := jr.prepare(ctx, e.row)
+		if err != nil {
+			return nil, err
+		}
+		if problem != "" {
+			report(e, importjob.OutcomeFailed, e.row.Domain, e.row.Slug, problem)
+			continue
+		}
+		cands = append(cands, candidate{e: e, l: l, generated: e.row.Slug == ""})
+	}
+
+	keys := make([]importjob.Key, len(cands))
+	for i, c := range cands {
+		keys[i] = importjob.Key{Domain: c.l.Domain, Slug: c.l.Slug}
+	}
+	existing, err := jr.Store.ExistingLinks(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	// Rows without a slug are matched by their destination on their domain.
+	var dests []importjob.Key
+	for _, c := range cands {
+		if c.generated {
+			dests = append(dests, importjob.Key{Domain: c.l.Domain, Slug: c.l.DestinationURL})
+		}
+	}
+	sameDest := map[importjob.Key]bool{}
+	if len(dests) > 0 {
+		if sameDest, err = jr.Store.LinksWithDestinations(ctx, jr.ws.ID, dests); err != nil {
+			return nil, err
+		}
+	}
+	room := -1
+	if b.MaxActive >= 0 {
+		n, err := jr.Store.CountActiveLinks(ctx, jr.ws.ID)
+		if err != nil {
+			return nil, err
+		}
+		room = max(b.MaxActive-n, 0)
+	}
+	for _, c := range cands {
+		l := c.l
+		key := importjob.Key{Domain: l.Domain, Slug: l.Slug}
+		if c.generated {
+			dest := importjob.Key{Domain: l.Domain, Slug: l.DestinationURL}
+			if sameDest[dest] {
+				report(c.e, importjob.OutcomeSkipped, l.Domain, "", "exists: a link on this domain has this destination already")
+				continue
+			}
+			for tries := 0; taken(existing, key); tries++ {
+				if tries == 5 {
+					return nil, fault.New(fault.SlugExists, "could not draw a free slug")
+				}
+				l.Slug = id.Slug()
+				key.Slug = l.Slug
+				more, err := jr.Store.ExistingLinks(ctx, []importjob.Key{key})
+				if err != nil {
+					return nil, err
+				}
+				maps(existing, more)
+			}
+		} else if e, ok := existing[key]; ok {
+			if e.WorkspaceID == jr.ws.ID && e.DestinationURL == l.DestinationURL {
+				report(c.e, importjob.OutcomeSkipped, l.Domain, l.Slug, "exists")
+				continue
+			}
+			if jr.job.OnConflict != importjob.ConflictSuffix {
+				report(c.e, importjob.OutcomeSkipped, l.Domain, l.Slug, conflictReason(e, jr.ws.ID))
+				continue
+			}
+			slug, same, err := jr.suffixed(ctx, existing, l)
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case same != "":
+				report(c.e, importjob.OutcomeSkipped, l.Domain, l.Slug, "exists as "+same)
+				continue
+			case slug == "":
+				report(c.e, importjob.OutcomeFailed, l.Domain, l.Slug, conflictReason(e, jr.ws.ID)+"; no free suffix")
+				continue
+			}
+			l.Slug = slug
+			key.Slug = slug
+		}
+		if !l.IsArchived {
+			if room == 0 {
+				report(c.e, importjob.OutcomeFailed, l.Domain, l.Slug,
+					fmt.Sprintf("plan limit: your plan allows %d active links", b.MaxActive))
+				continue
+			}
+			if room > 0 {
+				room--
+			}
+		}
+		existing[key] = importjob.Existing{WorkspaceID: jr.ws.ID, DestinationURL: l.DestinationURL}
+		if c.generated {
+			sameDest[importjob.Key{Domain: l.Domain, Slug: l.DestinationURL}] = true
+		}
+		b.Links = append(b.Links, l)
+		b.Created++
+	}
+	return b, nil
+}
+
+// verifiedCache answers IsVerifiedDomain from what it read already.
+type verifiedCache struct {
+	links.Store
+	names map[string]bool
+}
+
+// IsVerifiedDomain implements shortdomain.Store.
+func (c *verifiedCache) IsVerifiedDomain(ctx context.Context, name string) (bool, error) {
+	if v, ok := c.names[name]; ok {
+		return v, nil
+	}
+	v, err := c.Store.IsVerifiedDomain(ctx, name)
+	if err == nil {
+		c.names[name] = v
+	}
+	return v, err
+}
+
+func taken(existing map[importjob.Key]importjob.Existing, k importjob.Key) bool {
+	_, ok := existing[k]
+	return ok
+}
+
+func maps(dst, src map[importjob.Key]importjob.Existing) {
+	for k, v := range src {
+		dst[k] = v
+	}
+}
+
+func conflictReason(e importjob.Existing, wsID string) string {
+	if e.WorkspaceID != wsID {
+		return "conflict: another workspace uses this slug on this domain"
+	}
+	return "conflict: a link of this workspace with another destination uses this slug"
+}
+
+// maxSuffix is the highest suffix tried (slug-2 … slug-maxSuffix).
+const maxSuffix = 100
+
+// suffixed returns the first of l.Slug-2, l.Slug-3 … that is free, or
+// (same) the first that the workspace holds with l's destination already,
+// which an earlier import of the file made; "" and "" when none is.
+func (jr *jobRun) suffixed(ctx context.Context, existing map[importjob.Key]importjob.Existing, l *link.Link) (slug, same string, err error) {
+	for n := 2; n <= maxSuffix; n++ {
+		cand := l.Slug + "-" + strconv.Itoa(n)
+		if !link.ValidSlug(cand) {
+			return "", "", nil
+		}
+		k := importjob.Key{Domain: l.Domain, Slug: cand}
+		e, ok := existing[k]
+		if !ok {
+			more, err := jr.Store.ExistingLinks(ctx, []importjob.Key{k})
+			if err != nil {
+				return "", "", err
+			}
+			e, ok = more[k]
+		}
+		if !ok {
+			return cand, "", nil
+		}
+		if e.WorkspaceID == jr.ws.ID && e.DestinationURL == l.DestinationURL {
+			return "", cand, nil
+		}
+	}
+	return "", "", nil
+}
+
+// prepare makes row a link of the job's workspace, or says why it cannot
+// be one. Its fields are validated as POST /links validates them, but for
+// what an import keeps as the source had it: the creation time, an expiry
+// in the past (the link is expired), the archived state, and a domain that
+// is not verified yet (added to the workspace when missing; the edge serves
+// its links once it is verified).
+func (jr *jobRun) prepare(ctx context.Context, row sources.Row) (*link.Link, string, error) {
+	if row.HasPassword && row.Password == "" {
+		return nil, "the source's link has a password its export does not include; create it by hand with a new password", nil
+	}
+	d, err := jr.domain(ctx, row.Domain)
+	if err != nil {
+		return nil, "", err
+	}
+	if d.problem != "" {
+		return nil, "domain " + row.Domain + ": " + d.problem, nil
+	}
+	in := links.Input{DestinationURL: patch.Value(row.DestinationURL)}
+	if row.Slug != "" {
+		in.Slug = patch.Value(row.Slug)
+	}
+	if row.Title != "" {
+		in.Title = patch.Value(row.Title)
+	}
+	if len(row.Tags) > 0 {
+		in.Tags = patch.Value(row.Tags)
+	}
+	if row.Password != "" {
+		in.Password = patch.Value(row.Password)
+	}
+	if row.ClickLimit != nil {
+		in.ClickLimit = patch.Value(*row.ClickLimit)
+	}
+	l, err := jr.links.Prepare(ctx, jr.ws, jr.job.CreatedBy, in)
+	if err != nil {
+		if e, ok := fault.As(err); ok && e.Code.Status() < 500 {
+			return nil, rowProblem(e), nil
+		}
+		return nil, "", err
+	}
+	l.Domain = d.name
+	if row.CreatedAt != nil {
+		l.CreatedAt = row.CreatedAt.UTC().Truncate(time.Microsecond)
+	}
+	if row.ExpiresAt != nil {
+		t := row.ExpiresAt.UTC().Truncate(time.Microsecond)
+		l.ExpiresAt = &t
+	}
+	l.IsArchived = row.Archived
+	l.ImportedClicks = max(row.Clicks, 0)
+	return l, "", nil
+}
+
+// rowProblem says in one line what is wrong with a row's fields.
+func rowProblem(e *fault.Error) string {
+	if len(e.Fields) == 0 {
+		return e.Message
+	}
+	names := make([]string, 0, len(e.Fields))
+	for k := range e.Fields {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = k + " " + e.Fields[k]
+	}
+	return strings.Join(parts, "; ")
+}
+
+// domain finds the stored name of a row's domain: the default domain for
+// none, else the workspace's domain of that name, which is added (not
+// verified) when the workspace lacks it.
+func (jr *jobRun) domain(ctx context.Context, name string) (domainAnswer, error) {
+	name = strings.ToLower(strings.TrimSpace(name))
+	if name == "" || name == jr.Config.DefaultDomain {
+		return domainAnswer{name: jr.Config.DefaultDomain}, nil
+	}
+	if a, ok := jr.domains[name]; ok {
+		return a, nil
+	}
+	a, err := jr.findDomain(ctx, name)
+	if err != nil {
+		return a, err
+	}
+	jr.domains[name] = a
+	return a, nil
+}
+
+func (jr *jobRun) findDomain(ctx context.Context, name string) (domainAnswer, error) {
+	stored, why := domains.NormalizeName(name, jr.Config.DefaultDomain)
+	if why != "" {
+		return domainAnswer{problem: why}, nil
+	}
+	d, err := jr.Store.WorkspaceDomain(ctx, jr.ws.ID, stored)
+	if err == nil {
+		return domainAnswer{name: d.Name}, nil
+	}
+	if !fault.Is(err, fault.NotFound) {
+		return domainAnswer{}, err
+	}
+	d, err = jr.Domains.Create(ctx, jr.ws, domains.Input{Name: patch.Value(stored)})
+	if err != nil {
+		if e, ok := fault.As(err); ok && e.Code.Status() < 500 {
+			return domainAnswer{problem: rowProblem(e)}, nil
+		}
+		return domainAnswer{}, err
+	}
+	return domainAnswer{name: d.Name}, nil
+}

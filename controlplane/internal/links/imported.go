@@ -1,0 +1,38 @@
+package links
+
+import (
+	"context"
+
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/id"
+	"shortlink.dev/shared/link"
+	"shortlink.dev/shared/workspace"
+)
+
+// Prepare validates in as Create does and returns the new link, not
+// stored, for an import (package imports), which stores links by the batch.
+// in may not name a domain: an import decides the domain itself (it may
+// be one not verified yet) and sets it on the link. A link without a slug
+// gets a drawn one, which the import's store write may still find taken.
+func (s *Service) Prepare(ctx context.Context, ws *workspace.Workspace, keyID string, in Input) (*link.Link, error) {
+	if in.IsArchived.Set || in.Domain.Set {
+		return nil, fault.New(fault.Validation, "an imported link's domain and archived state are set by the import")
+	}
+	now := s.now()
+	l := &link.Link{
+		ID:          id.New(id.Link),
+		WorkspaceID: ws.ID,
+		Domain:      s.Config.DefaultDomain,
+		Tags:        []string{},
+		CreatedAt:   now,
+		UpdatedAt:   now,
+		CreatedBy:   keyID,
+	}
+	if err := s.apply(ctx, l, &in, true); err != nil {
+		return nil, err
+	}
+	if !in.Slug.HasValue() {
+		l.Slug = id.Slug()
+	}
+	return l, nil
+}

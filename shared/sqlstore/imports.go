@@ -1,0 +1,515 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/id"
+	"shortlink.dev/shared/importjob"
+	"shortlink.dev/shared/link"
+)
+
+var _ importjob.Store = (*Store)(nil)
+
+const importJobColumns = `id, workspace_id, source, file_name, file_size, on_conflict, mapping, status,
+	total_rows, read_rows, created_links, skipped_rows, failed_rows, position, error, created_by, created_at, updated_at, finished_at`
+
+// CreateImportJob implements importjob.Store. The audit entries ctx
+// carries (import.created) are written with it.
+func (s *Store) CreateImportJob(ctx context.Context, j *importjob.Job, file []byte) error {
+	var mapping sql.NullString
+	if j.Mapping != nil {
+		b, err := json.Marshal(j.Mapping)
+		if err != nil {
+			return fmt.Errorf("create import job: %w", err)
+		}
+		mapping = sql.NullString{String: string(b), Valid: true}
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO import_jobs (`+importJobColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+			j.ID, j.WorkspaceID, j.Source, j.FileName, j.FileSize, j.OnConflict, mapping, string(j.Status),
+			j.Total, j.Read, j.Created, j.Skipped, j.Failed, j.Position, nullString(nonEmpty(j.Error)), j.CreatedBy,
+			micros(j.CreatedAt), micros(j.UpdatedAt), nullMicros(j.FinishedAt)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO import_files (job_id, data) VALUES ($1, $2)`,
+			j.ID, base64.StdEncoding.EncodeToString(file))
+		return err
+	})
+	return wrapWrite("create import job", err)
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// GetImportJob implements importjob.Store.
+func (s *Store) GetImportJob(ctx context.Context, workspaceID, id string) (*importjob.Job, error) {
+	j, err := scanImportJob(s.db.QueryRowContext(ctx, `SELECT `+importJobColumns+` FROM import_jobs
+		WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fault.NotFoundf("import job")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get import job: %w", err)
+	}
+	return j, nil
+}
+
+// ListImportJobs implements importjob.Store.
+func (s *Store) ListImportJobs(ctx context.Context, f importjob.Filter) ([]*importjob.Job, int, error) {
+	var total int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM import_jobs WHERE workspace_id = $1`,
+		f.WorkspaceID).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count import jobs: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+importJobColumns+` FROM import_jobs WHERE workspace_id = $1
+		ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, f.WorkspaceID, f.Limit, f.Offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list import jobs: %w", err)
+	}
+	defer rows.Close()
+	out := []*importjob.Job{}
+	for rows.Next() {
+		j, err := scanImportJob(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("list import jobs: %w", err)
+		}
+		out = append(out, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("list import jobs: %w", err)
+	}
+	return out, total, nil
+}
+
+// CancelImportJob implements importjob.Store. The file goes with the job's
+// end; the links it created stay.
+func (s *Store) CancelImportJob(ctx context.Context, workspaceID, id string, at time.Time) (*importjob.Job, error) {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE import_jobs SET status = $3, updated_at = $4, finished_at = $4,
+			lease_owner = NULL, lease_until = NULL
+			WHERE id = $1 AND workspace_id = $2 AND status IN ('queued', 'running')`,
+			id, workspaceID, string(importjob.Canceled), micros(at))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM import_files WHERE job_id = $1`, id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cancel import job: %w", err)
+	}
+	return s.GetImportJob(ctx, workspaceID, id)
+}
+
+// ClaimImportJob implements importjob.Store: the UPDATE's condition is
+// evaluated again on the row a concurrent claimer committed (PostgreSQL),
+// or runs alone (SQLite), so one claimer wins.
+func (s *Store) ClaimImportJob(ctx context.Context, owner string, now, leaseUntil time.Time) (*importjob.Job, []byte, error) {
+	for tries := 0; tries < 5; tries++ {
+		var id string
+		err := s.db.QueryRowContext(ctx, `SELECT id FROM import_jobs
+			WHERE status = 'queued' OR (status = 'running' AND lease_until < $1)
+			ORDER BY created_at, id LIMIT 1`, micros(now)).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil, nil
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("claim import job: %w", err)
+		}
+		res, err := s.db.ExecContext(ctx, `UPDATE import_jobs SET status = 'running', lease_owner = $2,
+			lease_until = $3, updated_at = $4
+			WHERE id = $1 AND (status = 'queued' OR (status = 'running' AND lease_until < $4))`,
+			id, owner, micros(leaseUntil), micros(now))
+		if err != nil {
+			return nil, nil, fmt.Errorf("claim import job: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return nil, nil, fmt.Errorf("claim import job: %w", err)
+		} else if n == 0 {
+			continue // another worker took it first
+		}
+		var ws, data string
+		if err := s.db.QueryRowContext(ctx, `SELECT j.workspace_id, COALESCE(f.data, '') FROM import_jobs j
+			LEFT JOIN import_files f ON f.job_id = j.id WHERE j.id = $1`, id).Scan(&ws, &data); err != nil {
+			return nil, nil, fmt.Errorf("claim import job: %w", err)
+		}
+		j, err := s.GetImportJob(ctx, ws, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		file, err := base64.StdEncoding.DecodeString(data)
+		if err != nil {
+			return nil, nil, fmt.Errorf("claim import job %s: file: %w", id, err)
+		}
+		return j, file, nil
+	}
+	return nil, nil, nil
+}
+
+// holdJob moves the lease of the job owner holds on to until, within tx, or
+// returns importjob.ErrLeaseLost.
+func holdJob(ctx context.Context, tx *sql.Tx, id, owner string, set string, args ...any) error {
+	q := `UPDATE import_jobs SET ` + set + ` WHERE id = $1 AND lease_owner = $2 AND status = 'running'`
+	res, err := tx.ExecContext(ctx, q, append([]any{id, owner}, args...)...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n != 1 {
+		return importjob.ErrLeaseLost
+	}
+	return nil
+}
+
+// CommitImportBatch implements importjob.Store. Each created link's change
+// goes in the change outbox with it, so that edges that cached the slug's
+// absence learn of it.
+func (s *Store) CommitImportBatch(ctx context.Context, b *importjob.Batch) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := holdJob(ctx, tx, b.JobID, b.Owner, `read_rows = read_rows + $3, created_links = created_links + $4,
+			skipped_rows = skipped_rows + $5, failed_rows = failed_rows + $6, position = $7, lease_until = $8, updated_at = $9`,
+			b.Read, b.Created, b.Skipped, b.Failed, b.Position, micros(b.LeaseUntil), micros(b.At)); err != nil {
+			return err
+		}
+		active := 0
+		ws := ""
+		for _, l := range b.Links {
+			if !l.IsArchived {
+				active++
+			}
+			ws = l.WorkspaceID
+		}
+		if active > 0 && b.MaxActive >= 0 {
+			if err := s.lockWorkspace(ctx, tx, ws); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM links WHERE workspace_id = $1 AND is_archived = FALSE`,
+				ws).Scan(&n); err != nil {
+				return err
+			}
+			if n+active > b.MaxActive {
+				return fault.New(fault.LimitReached, "your plan allows %d active links", b.MaxActive)
+			}
+		}
+		if err := s.insertLinks(ctx, tx, b.Links, micros(b.At)); err != nil {
+			return err
+		}
+		report := make([][]any, len(b.Report))
+		for i, r := range b.Report {
+			report[i] = []any{b.JobID, r.Seq, r.Line, r.Outcome, r.Domain, r.Slug, r.Reason}
+		}
+		return s.insertRows(ctx, tx, `INSERT INTO import_report (job_id, seq, line, outcome, domain, slug, reason) VALUES `, report)
+	})
+	if errors.Is(err, importjob.ErrLeaseLost) {
+		return err
+	}
+	if err == nil && len(b.Links) > 0 {
+		s.notifyChanged()
+	}
+	return linkWriteError("import batch", err)
+}
+
+// insertLinks writes the new links ls within tx, as insertLink writes
+// one, in multi-row statements, and a change each in the change outbox
+// (edges may have cached their slugs' absence), stamped at. A new link is
+// on no gallery page, so no page changes with it.
+func (s *Store) insertLinks(ctx context.Context, tx *sql.Tx, ls []*link.Link, at int64) error {
+	rows := make([][]any, 0, len(ls))
+	var tags, changes [][]any
+	for _, l := range ls {
+		tj, geo, device, err := encodeLinkJSON(l)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, []any{l.ID, l.WorkspaceID, l.Domain, l.Slug, l.DestinationURL, nullString(l.Title), nullString(l.Description), tj,
+			l.PasswordHash, nullMicros(l.ExpiresAt), nullString(l.ExpiredURL), nullInt(l.ClickLimit), l.ClickCount, geo, device,
+			nullString(l.IOSURL), nullString(l.AndroidURL), nullString(l.UTM.Source), nullString(l.UTM.Medium),
+			nullString(l.UTM.Campaign), nullString(l.UTM.Term), nullString(l.UTM.Content),
+			l.IsArchived, nullMicros(l.LastClickedAt), l.CreatedBy, micros(l.CreatedAt), micros(l.UpdatedAt), l.ImportedClicks})
+		for _, t := range l.Tags {
+			tags = append(tags, []any{l.ID, t})
+		}
+		changes = append(changes, []any{id.New("chg_"), "", l.ID, l.Domain, l.Slug, at})
+	}
+	if err := s.insertRows(ctx, tx, `INSERT INTO links (`+linkColumns+`, imported_clicks) VALUES `, rows); err != nil {
+		return err
+	}
+	for _, l := range ls {
+		if l.ClickLimit != nil {
+			if err := s.syncClickLimit(ctx, tx, l.ID, l.ClickLimit); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.insertRows(ctx, tx, `INSERT INTO link_tags (link_id, tag) VALUES `, tags); err != nil {
+		return err
+	}
+	return s.insertRows(ctx, tx, `INSERT INTO change_outbox (id, kind, link_id, domain, slug, created_at) VALUES `, changes)
+}
+
+// maxInsertArgs bounds the arguments of one multi-row INSERT (SQLite
+// allows 32766, PostgreSQL 65535).
+const maxInsertArgs = 4000
+
+// insertRows runs insert (ending in VALUES) over rows, as many rows a
+// statement as maxInsertArgs allows. SQLite gets anonymous "?"
+// parameters: it looks each "$N" up in a list, which costs a statement of
+// thousands of them more than the writes.
+func (s *Store) insertRows(ctx context.Context, tx *sql.Tx, insert string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	width := len(rows[0])
+	per := max(maxInsertArgs/width, 1)
+	for start := 0; start < len(rows); start += per {
+		part := rows[start:min(start+per, len(rows))]
+		var q strings.Builder
+		q.WriteString(insert)
+		args := make([]any, 0, len(part)*width)
+		for i, r := range part {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteByte('(')
+			for j := range r {
+				if j > 0 {
+					q.WriteString(", ")
+				}
+				if s.dialect == sqlite {
+					q.WriteByte('?')
+				} else {
+					q.WriteString("$" + strconv.Itoa(len(args)+j+1))
+				}
+			}
+			q.WriteByte(')')
+			args = append(args, r...)
+		}
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FinishImportJob implements importjob.Store. The audit entries ctx carries
+// (import.finished) are written with it.
+func (s *Store) FinishImportJob(ctx context.Context, id, owner string, status importjob.Status, why string, at time.Time) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := holdJob(ctx, tx, id, owner, `status = $3, error = $4, updated_at = $5, finished_at = $5,
+			lease_owner = NULL, lease_until = NULL`, string(status), nullString(nonEmpty(why)), micros(at)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM import_files WHERE job_id = $1`, id)
+		return err
+	})
+	if errors.Is(err, importjob.ErrLeaseLost) {
+		return err
+	}
+	return wrapWrite("finish import job", err)
+}
+
+// ReleaseImportJob implements importjob.Store.
+func (s *Store) ReleaseImportJob(ctx context.Context, id, owner string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE import_jobs SET lease_until = 0
+		WHERE id = $1 AND lease_owner = $2 AND status = 'running'`, id, owner)
+	if err != nil {
+		return fmt.Errorf("release import job: %w", err)
+	}
+	return nil
+}
+
+// ImportReport implements importjob.Store.
+func (s *Store) ImportReport(ctx context.Context, workspaceID, id string, fn func(importjob.ReportLine) error) error {
+	if _, err := s.GetImportJob(ctx, workspaceID, id); err != nil {
+		return err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, line, outcome, domain, slug, reason FROM import_report
+		WHERE job_id = $1 ORDER BY seq`, id)
+	if err != nil {
+		return fmt.Errorf("import report: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r importjob.ReportLine
+		if err := rows.Scan(&r.Seq, &r.Line, &r.Outcome, &r.Domain, &r.Slug, &r.Reason); err != nil {
+			return fmt.Errorf("import report: %w", err)
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// ExistingLinks implements importjob.Store: a query per domain and 500
+// slugs, on the (domain, slug) unique index.
+func (s *Store) ExistingLinks(ctx context.Context, keys []importjob.Key) (map[importjob.Key]importjob.Existing, error) {
+	out := map[importjob.Key]importjob.Existing{}
+	byDomain := map[string][]string{}
+	for _, k := range keys {
+		byDomain[k.Domain] = append(byDomain[k.Domain], k.Slug)
+	}
+	for domain, slugs := range byDomain {
+		for start := 0; start < len(slugs); start += 500 {
+			part := slugs[start:min(start+500, len(slugs))]
+			var (
+				rows *sql.Rows
+				err  error
+			)
+			if s.dialect == postgres {
+				// A join with the array: PostgreSQL plans a long IN list
+				// as a scan of the links comparing each with every slug
+				// while its statistics still say the table is small
+				// (which an import's own writes make it); a join is an
+				// index lookup or a hash join, cheap either way.
+				rows, err = s.db.QueryContext(ctx, `SELECT l.slug, l.workspace_id, l.destination_url
+					FROM unnest($2::text[]) AS v(slug) JOIN links l ON l.domain = $1 AND l.slug = v.slug`, domain, part)
+			} else {
+				marks, args := inList(part)
+				rows, err = s.db.QueryContext(ctx, `SELECT slug, workspace_id, destination_url FROM links
+					WHERE domain = $`+strconv.Itoa(len(args)+1)+` AND slug IN (`+marks+`)`, append(args, domain)...)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("existing links: %w", err)
+			}
+			for rows.Next() {
+				k := importjob.Key{Domain: domain}
+				var e importjob.Existing
+				if err := rows.Scan(&k.Slug, &e.WorkspaceID, &e.DestinationURL); err != nil {
+					rows.Close()
+					return nil, fmt.Errorf("existing links: %w", err)
+				}
+				out[k] = e
+			}
+			if err := closeRows(rows); err != nil {
+				return nil, fmt.Errorf("existing links: %w", err)
+			}
+		}
+	}
+	return out, nil
+}
+
+// LinksWithDestinations implements importjob.Store: a query per domain
+// and 500 destinations.
+func (s *Store) LinksWithDestinations(ctx context.Context, workspaceID string, keys []importjob.Key) (map[importjob.Key]bool, error) {
+	out := map[importjob.Key]bool{}
+	byDomain := map[string][]string{}
+	for _, k := range keys {
+		byDomain[k.Domain] = append(byDomain[k.Domain], k.Slug)
+	}
+	for domain, dests := range byDomain {
+		for start := 0; start < len(dests); start += 500 {
+			marks, args := inList(dests[start:min(start+500, len(dests))])
+			n := len(args)
+			rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT destination_url FROM links WHERE workspace_id = $`+strconv.Itoa(n+1)+
+				` AND domain = $`+strconv.Itoa(n+2)+` AND destination_url IN (`+marks+`)`, append(args, workspaceID, domain)...)
+			if err != nil {
+				return nil, fmt.Errorf("links with destinations: %w", err)
+			}
+			for rows.Next() {
+				k := importjob.Key{Domain: domain}
+				if err := rows.Scan(&k.Slug); err != nil {
+					rows.Close()
+					return nil, fmt.Errorf("links with destinations: %w", err)
+				}
+				out[k] = true
+			}
+			if err := closeRows(rows); err != nil {
+				return nil, fmt.Errorf("links with destinations: %w", err)
+			}
+		}
+	}
+	return out, nil
+}
+
+// LinkImportedClicks returns the clicks an import brought to the
+// workspace's link (0 for none), or NOT_FOUND.
+func (s *Store) LinkImportedClicks(ctx context.Context, workspaceID, linkID string) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT imported_clicks FROM links WHERE id = $1 AND workspace_id = $2`,
+		linkID, workspaceID).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fault.NotFoundf("link")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("imported clicks: %w", err)
+	}
+	return n, nil
+}
+
+// EachLink calls fn with every link of the workspace, archived ones too,
+// in the order of their ids, reading them a page at a time (GET
+// /links/export): a link created meanwhile may be missed, none is repeated.
+func (s *Store) EachLink(ctx context.Context, workspaceID string, fn func(*link.Link) error) error {
+	after := ""
+	for {
+		rows, err := s.db.QueryContext(ctx, `SELECT `+s.linkSelect()+` FROM links WHERE workspace_id = $1 AND id > $2
+			ORDER BY id LIMIT 500`, workspaceID, after)
+		if err != nil {
+			return fmt.Errorf("each link: %w", err)
+		}
+		var page []*link.Link
+		for rows.Next() {
+			l, err := scanLink(rows)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("each link: %w", err)
+			}
+			page = append(page, l)
+		}
+		if err := closeRows(rows); err != nil {
+			return fmt.Errorf("each link: %w", err)
+		}
+		for _, l := range page {
+			if err := fn(l); err != nil {
+				return err
+			}
+		}
+		if len(page) < 500 {
+			return nil
+		}
+		after = page[len(page)-1].ID
+	}
+}
+
+func scanImportJob(row scanner) (*importjob.Job, error) {
+	var (
+		j                    importjob.Job
+		status               string
+		mapping, why         sql.NullString
+		createdAt, updatedAt int64
+		finished             sql.NullInt64
+	)
+	if err := row.Scan(&j.ID, &j.WorkspaceID, &j.Source, &j.FileName, &j.FileSize, &j.OnConflict, &mapping, &status,
+		&j.Total, &j.Read, &j.Created, &j.Skipped, &j.Failed, &j.Position, &why, &j.CreatedBy, &createdAt, &updatedAt, &finished); err != nil {
+		return nil, err
+	}
+	j.Status = importjob.Status(status)
+	if mapping.Valid {
+		if err := json.Unmarshal([]byte(mapping.String), &j.Mapping); err != nil {
+			return nil, fmt.Errorf("import job %s mapping: %w", j.ID, err)
+		}
+	}
+	j.Error = why.String
+	j.CreatedAt, j.UpdatedAt, j.FinishedAt = fromMicros(createdAt), fromMicros(updatedAt), timePtr(finished)
+	return &j, nil
+}
