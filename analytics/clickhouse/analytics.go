@@ -22,14 +22,14 @@ var _ stats.AnalyticsReader = (*Store)(nil)
 // for a dimension, its keys summed inside ClickHouse (keyShares): the
 // link-days are sent with the query, each link-day's visitors shared among
 // its keys there, and only the answer's rows come back. A whole workspace
-// (q.Whole) is answered day by day from its sealed days where it can (see
-// workspace.go).
+// (q.Whole), or more than namedAlone of its links, is answered day by day
+// from the workspace's sealed days and tables (see workspace.go).
 func (s *Store) Analytics(ctx context.Context, q stats.AnalyticsQuery) (*stats.Analytics, error) {
 	from, to, err := stats.CheckAnalyticsQuery(q)
 	if err != nil {
 		return nil, err
 	}
-	if q.Whole && q.WorkspaceID != "" {
+	if q.WorkspaceID != "" && (q.Whole || len(q.LinkIDs) > namedAlone) {
 		if s.sealInline {
 			if err := s.Seal(ctx, q.WorkspaceID, from, to); err != nil {
 				return nil, fmt.Errorf("cannot read analytics: %w", err)
@@ -53,7 +53,7 @@ func (s *Store) Analytics(ctx context.Context, q stats.AnalyticsQuery) (*stats.A
 
 // linksAnalytics adds to g the clicks of links from first to last, read
 // from the links' rollups.
-func (s *Store) linksAnalytics(ctx context.Context, g *stats.Aggregator, q stats.AnalyticsQuery, links []string, first, last string) error {
+func (s *Store) linksAnalytics(ctx context.Context, g adder, q stats.AnalyticsQuery, links []string, first, last string) error {
 	dim := stats.KeysDim(q)
 	for links := range slices.Chunk(links, linksPerQuery) {
 		days, err := s.analyticsOf(ctx, links, first, last)

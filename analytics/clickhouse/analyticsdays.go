@@ -55,12 +55,23 @@ func (s *Store) analyticsDays(ctx context.Context, links []string, from, to stri
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	if err := s.readVisitors(ctx, days, unread, split, generation); err != nil {
+		return nil, err
+	}
+	return days, nil
+}
+
+// readVisitors sets the visitors of the link-days of days in unread (those
+// not in the cache), read from their states, and caches them: split names
+// the days known to be in several rows of link_days (a day found split
+// meanwhile is read again).
+func (s *Store) readVisitors(ctx context.Context, days map[pairKey]linkDay, unread, split map[pairKey]bool, generation uint64) error {
 	if len(unread) == 0 {
-		return days, nil
+		return nil
 	}
 	estimated, err := s.pairVisitors(ctx, "visitors", 17, unread, split)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	small := map[pairKey]bool{}
 	for k, v := range estimated {
@@ -74,11 +85,11 @@ func (s *Store) analyticsDays(ctx context.Context, links []string, from, to stri
 		days[k] = d
 	}
 	if len(small) == 0 {
-		return days, nil
+		return nil
 	}
 	exact, err := s.pairVisitors(ctx, "visitors_exact", 19, small, split)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for k, v := range exact {
 		s.visitors.Add(visitorsKey{generation, k.link, k.day, uint64(v.clicks)}, v.visitors)
@@ -86,7 +97,7 @@ func (s *Store) analyticsDays(ctx context.Context, links []string, from, to stri
 		d.visitors = v.visitors
 		days[k] = d
 	}
-	return days, nil
+	return nil
 }
 
 // pairVisitors reads the distinct visitors of the link-days in want from

@@ -42,3 +42,11 @@ func SealedDaysRead(s *Store) int64 { return s.sealedRead.Load() }
 // FreshDaysRead returns how many days s's Analytics read from
 // workspace_day_keys.
 func FreshDaysRead(s *Store) int64 { return s.freshRead.Load() }
+
+// SetNamedAlone sets how many links named are read from their own
+// rollups, and returns a function that restores it.
+func SetNamedAlone(n int) (restore func()) {
+	old := namedAlone
+	namedAlone = n
+	return func() { namedAlone = old }
+}

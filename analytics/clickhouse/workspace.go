@@ -1,10 +1,12 @@
 package clickhouse
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"shortlink.dev/shared/stats"
@@ -36,18 +38,104 @@ const sealEvery = 30 * time.Second
 // sealBatchRows bounds the rows of one INSERT of a seal.
 const sealBatchRows = 100_000
 
-// workspaceAnalytics answers a whole-workspace query (q.Whole).
+// namedAlone is the most links named (without their whole workspace) that
+// are read from their own rollups rather than from the workspace's tables:
+// a few links' rows are fewer than the workspace's rows they would be
+// picked from (a variable for the tests).
+var namedAlone = 16
+
+// adder is what the readers add their rows to: a stats.Aggregator, or a
+// recorder of the rows a chain of queries read concurrently with another.
+type adder interface {
+	Day(stats.LinkDay)
+	Sum(row string, clicks, milli int64)
+}
+
+// recorder keeps the rows added to it, to hand them to an Aggregator later.
+type recorder struct {
+	days []stats.LinkDay
+	sums []keyShare
+}
+
+func (r *recorder) Day(d stats.LinkDay)                 { r.days = append(r.days, d) }
+func (r *recorder) Sum(row string, clicks, milli int64) { r.sums = append(r.sums, keyShare{row, clicks, milli}) }
+
+func (r *recorder) addTo(g adder) {
+	for _, d := range r.days {
+		g.Day(d)
+	}
+	for _, k := range r.sums {
+		g.Sum(k.row, k.clicks, k.milli)
+	}
+}
+
+// workspaceAnalytics answers a query of a whole workspace (q.Whole), or of
+// more than namedAlone of its links, from the workspace's tables, in two
+// chains of queries at once: the days that can be sealed (over for
+// sealAfter: their clicks and seals, then the sealed days' rows) and the
+// days that cannot (today, mostly: workspace_day_keys). A day that could be
+// sealed and is not, or was clicked since, is read last, from the links.
 func (s *Store) workspaceAnalytics(ctx context.Context, q stats.AnalyticsQuery, from, to time.Time) (*stats.Analytics, error) {
-	first, last := from.Format(dayLayout), to.Format(dayLayout)
-	clicks, seals, err := s.dayStates(ctx, q.WorkspaceID, first, last)
-	if err != nil {
-		return nil, err
+	var named []string // nil: every link of the workspace
+	if !q.Whole || q.GroupBy == stats.GroupLink {
+		named = q.LinkIDs
+		if len(named) == 0 {
+			return stats.Aggregate(q, from, to, nil, nil), nil
+		}
 	}
 	sealable := utcDay(s.now().Add(-sealAfter))
+	lastSealable := minTime(to, sealable.AddDate(0, 0, -1))
+	var (
+		wg        sync.WaitGroup
+		recent    recorder
+		recentErr error
+	)
+	if firstRecent := maxTime(from, sealable); !to.Before(firstRecent) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var fresh, linked []string
+			for d := firstRecent; !d.After(to); d = d.AddDate(0, 0, 1) {
+				if d.Before(s.keysSince) {
+					linked = append(linked, d.Format(dayLayout))
+				} else {
+					fresh = append(fresh, d.Format(dayLayout))
+				}
+			}
+			recentErr = s.readUnsealed(ctx, &recent, q, named, fresh, linked)
+		}()
+	}
+	var older recorder
+	var olderErr error
+	unsealed := false
+	if !lastSealable.Before(from) {
+		unsealed, olderErr = s.readSealable(ctx, &older, q, named, from, lastSealable)
+	}
+	wg.Wait()
+	if err := cmp.Or(olderErr, recentErr); err != nil {
+		return nil, err
+	}
+	g := stats.NewAggregator(q, from, to)
+	older.addTo(g)
+	recent.addTo(g)
+	if unsealed && q.WorkspaceID != "" {
+		s.requestSeal(q.WorkspaceID, from, to)
+	}
+	return g.Result(), nil
+}
+
+// readSealable adds to g the days of [from, to], all of which can be
+// sealed: the sealed ones from their seal, the others from
+// workspace_day_keys or the links. It reports whether some day with clicks
+// had no seal counting them all.
+func (s *Store) readSealable(ctx context.Context, g adder, q stats.AnalyticsQuery, named []string, from, to time.Time) (bool, error) {
+	clicks, seals, err := s.dayStates(ctx, q.WorkspaceID, from.Format(dayLayout), to.Format(dayLayout))
+	if err != nil {
+		return false, err
+	}
 	var (
 		sealed        []sealedDay
 		fresh, linked []string
-		unsealed      bool
 	)
 	for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
 		day := d.Format(dayLayout)
@@ -57,49 +145,53 @@ func (s *Store) workspaceAnalytics(ctx context.Context, q stats.AnalyticsQuery, 
 			// No click: nothing to read.
 		case ok && seal.clicks == n:
 			sealed = append(sealed, sealedDay{day, seal.gen})
+		case d.Before(s.keysSince):
+			linked = append(linked, day)
 		default:
-			unsealed = unsealed || d.Before(sealable)
-			if !d.Before(s.keysSince) {
-				fresh = append(fresh, day)
-			} else {
-				linked = append(linked, day)
-			}
+			fresh = append(fresh, day)
 		}
 	}
 	s.sealedRead.Add(int64(len(sealed)))
-	s.freshRead.Add(int64(len(fresh)))
-	g := stats.NewAggregator(q, from, to)
 	if len(sealed) > 0 {
-		if err := s.readSealed(ctx, g, q, sealed); err != nil {
-			return nil, err
+		if err := s.readSealed(ctx, g, q, named, sealed); err != nil {
+			return false, err
 		}
 	}
+	if err := s.readUnsealed(ctx, g, q, named, fresh, linked); err != nil {
+		return false, err
+	}
+	return len(fresh)+len(linked) > 0, nil
+}
+
+// readUnsealed adds to g the days (with clicks, not sealed): fresh ones
+// from workspace_day_keys, linked ones (clicked before the store kept
+// workspace_day_keys) from the links' rollups.
+func (s *Store) readUnsealed(ctx context.Context, g adder, q stats.AnalyticsQuery, named, fresh, linked []string) error {
 	if len(fresh) > 0 {
-		if err := s.readFresh(ctx, g, q, fresh); err != nil {
-			return nil, err
+		s.freshRead.Add(int64(len(fresh)))
+		if err := s.readFresh(ctx, g, q, named, fresh); err != nil {
+			return err
 		}
 	}
-	if len(linked) > 0 {
-		links := q.LinkIDs
-		if q.GroupBy != stats.GroupLink {
-			// Every link that had a click in the workspace, those gone
-			// from the control plane's store too, as sealed days count.
-			all, err := s.workspaceLinks(ctx, q.WorkspaceID)
-			if err != nil {
-				return nil, err
-			}
-			links = union(links, all)
+	if len(linked) == 0 {
+		return nil
+	}
+	links := named
+	if links == nil {
+		// Every link that had a click in the workspace, those gone from
+		// the control plane's store too, as sealed days count.
+		all, err := s.workspaceLinks(ctx, q.WorkspaceID)
+		if err != nil {
+			return err
 		}
-		for _, run := range dayRuns(linked) {
-			if err := s.linksAnalytics(ctx, g, q, links, run[0], run[1]); err != nil {
-				return nil, err
-			}
+		links = union(q.LinkIDs, all)
+	}
+	for _, run := range dayRuns(linked) {
+		if err := s.linksAnalytics(ctx, g, q, links, run[0], run[1]); err != nil {
+			return err
 		}
 	}
-	if unsealed {
-		s.requestSeal(q.WorkspaceID, from, to)
-	}
-	return g.Result(), nil
+	return nil
 }
 
 // sealedDay is a day answered from its seal's generation.
@@ -156,8 +248,9 @@ func (s *Store) dayStates(ctx context.Context, ws, first, last string) (map[stri
 	return clicks, seals, nil
 }
 
-// readSealed adds the sealed days' rows to g.
-func (s *Store) readSealed(ctx context.Context, g *stats.Aggregator, q stats.AnalyticsQuery, days []sealedDay) error {
+// readSealed adds the sealed days' rows to g: of every link from
+// workspace_share_sums, of the links named from workspace_shares.
+func (s *Store) readSealed(ctx context.Context, g adder, q stats.AnalyticsQuery, named []string, days []sealedDay) error {
 	pairs := make([]string, len(days))
 	args := []any{q.WorkspaceID, days[0].day, days[len(days)-1].day}
 	for i, d := range days {
@@ -165,140 +258,151 @@ func (s *Store) readSealed(ctx context.Context, g *stats.Aggregator, q stats.Ana
 		args = append(args, d.day, d.gen)
 	}
 	where := `workspace_id = ? AND day BETWEEN toDate(?) AND toDate(?) AND (day, gen) IN (` + strings.Join(pairs, ", ") + `)`
-	dim, key := "total", ""
-	if q.Filter != nil {
-		dim, key = q.Filter.Dim, q.Filter.Key
-	}
-	sum := func(group string, add func(row string, clicks, milli int64)) error {
-		return s.eachShare(ctx, `SELECT `+group+`, toInt64(sum(clicks)), toInt64(sum(milli)) FROM workspace_share_sums
-			WHERE `+where+` AND dim = ? AND key = ? GROUP BY `+group, append(args, dim, key), add)
-	}
-	day := func(row string, clicks, milli int64) {
-		g.Day(stats.LinkDay{Day: row, Clicks: clicks, Visitors: milli / stats.Milli})
-	}
+	// What each row is, and the rows of which dimension and key: the
+	// totals ('total'), a filter's key, or every key of the dimension
+	// grouped by, with the totals beside them.
+	group, dims, key := "key", []string{"total"}, ""
 	switch {
-	case q.GroupBy == stats.GroupLink:
-		// The links named (as the links' own rollups answer groupBy link).
-		add := func(row string, clicks, milli int64) {
-			g.Day(stats.LinkDay{Link: row, Clicks: clicks, Visitors: milli / stats.Milli})
-		}
-		if q.Filter != nil {
-			add = g.Sum
-		}
-		for links := range slices.Chunk(q.LinkIDs, linksPerQuery) {
-			in, ids := stringList(links)
-			if err := s.eachShare(ctx, `SELECT link_id, toInt64(sum(clicks)), toInt64(sum(milli)) FROM workspace_shares
-				WHERE `+where+` AND dim = ? AND key = ? AND link_id IN (`+in+`) GROUP BY link_id`,
-				append(append(args, dim, key), ids...), add); err != nil {
-				return err
-			}
-		}
-		return nil
-	case q.GroupBy == stats.GroupDay && q.Filter == nil:
-		return sum("toString(day)", day)
-	case q.GroupBy == stats.GroupDay:
-		return sum("toString(day)", g.Sum)
 	case q.Filter != nil:
-		return sum("key", g.Sum)
+		dims, key = []string{q.Filter.Dim}, q.Filter.Key
+	case stats.IsDim(q.GroupBy):
+		dims = append(dims, q.GroupBy)
 	}
-	// A dimension: the totals, then its keys.
-	if err := sum("key", func(_ string, clicks, milli int64) { day("", clicks, milli) }); err != nil {
-		return err
+	switch q.GroupBy {
+	case stats.GroupLink:
+		group = "link_id"
+	case stats.GroupDay:
+		group = "toString(day)"
 	}
-	dim = q.GroupBy
-	return s.eachShare(ctx, `SELECT key, toInt64(sum(clicks)), toInt64(sum(milli)) FROM workspace_share_sums
-		WHERE `+where+` AND dim = ? GROUP BY key`, append(args, dim), g.Sum)
+	add := func(dim, row string, clicks, milli int64) {
+		switch {
+		case q.Filter != nil:
+			g.Sum(row, clicks, milli)
+		case dim == "total" && q.GroupBy == stats.GroupLink:
+			g.Day(stats.LinkDay{Link: row, Clicks: clicks, Visitors: milli / stats.Milli})
+		case dim == "total" && q.GroupBy == stats.GroupDay:
+			g.Day(stats.LinkDay{Day: row, Clicks: clicks, Visitors: milli / stats.Milli})
+		case dim == "total":
+			g.Day(stats.LinkDay{Clicks: clicks, Visitors: milli / stats.Milli})
+		default:
+			g.Sum(row, clicks, milli)
+		}
+	}
+	dimIn, dimArgs := stringList(dims)
+	keyIs, keyArgs := "", []any(nil)
+	if q.Filter != nil || !stats.IsDim(q.GroupBy) {
+		keyIs, keyArgs = " AND key = ?", []any{key}
+	}
+	if named == nil {
+		if q.Filter == nil && stats.IsDim(q.GroupBy) {
+			// The totals' row is the dimension 'total' key '', beside the keys.
+			keyIs, keyArgs = " AND (dim != 'total' OR key = ?)", []any{""}
+		}
+		return s.eachShare(ctx, `SELECT dim, `+group+`, toInt64(sum(clicks)), toInt64(sum(milli)) FROM workspace_share_sums
+			WHERE `+where+` AND dim IN (`+dimIn+`)`+keyIs+` GROUP BY dim, `+group,
+			slices.Concat(args, dimArgs, keyArgs), add)
+	}
+	if q.Filter == nil && stats.IsDim(q.GroupBy) {
+		keyIs, keyArgs = "", nil
+	}
+	for links := range slices.Chunk(named, linksPerQuery) {
+		in, ids := stringList(links)
+		if err := s.eachShare(ctx, `SELECT dim, `+group+`, toInt64(sum(clicks)), toInt64(sum(milli)) FROM workspace_shares
+			WHERE `+where+` AND dim IN (`+dimIn+`)`+keyIs+` AND link_id IN (`+in+`) GROUP BY dim, `+group,
+			slices.Concat(args, dimArgs, keyArgs, ids), add); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// eachShare runs a query of (row, clicks, milli) rows and hands each to add.
-func (s *Store) eachShare(ctx context.Context, query string, args []any, add func(row string, clicks, milli int64)) error {
+// eachShare runs a query of (dim, row, clicks, milli) rows and hands each
+// to add.
+func (s *Store) eachShare(ctx context.Context, query string, args []any, add func(dim, row string, clicks, milli int64)) error {
 	rows, err := s.conn.Query(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("cannot read the sealed days: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var row string
+		var dim, row string
 		var clicks, milli int64
-		if err := rows.Scan(&row, &clicks, &milli); err != nil {
+		if err := rows.Scan(&dim, &row, &clicks, &milli); err != nil {
 			return fmt.Errorf("cannot read the sealed days: %w", err)
 		}
-		add(row, clicks, milli)
+		add(dim, row, clicks, milli)
 		s.keyRowsRead.Add(1)
 	}
 	return rows.Err()
 }
 
-// readFresh adds to g the days (unsealed, all clicked after the store
-// began to keep workspace_day_keys): the links' days from link_days, the
-// keys from workspace_day_keys.
-func (s *Store) readFresh(ctx context.Context, g *stats.Aggregator, q stats.AnalyticsQuery, days []string) error {
+// readFresh adds to g the days (not sealed, all clicked after the store
+// began to keep workspace_day_keys) of every link of the workspace (named
+// nil) or of the links named: the link-days' clicks and the keys from
+// workspace_day_keys, the link-days' visitors from the cache or their
+// states in link_days.
+func (s *Store) readFresh(ctx context.Context, g adder, q stats.AnalyticsQuery, named, days []string) error {
 	list, dayArgs := dayList(days)
 	first, last := days[0], days[len(days)-1]
-	rows, err := s.conn.Query(ctx, `SELECT DISTINCT link_id FROM workspace_day_keys
-		WHERE workspace_id = ? AND day BETWEEN toDate(?) AND toDate(?) AND day IN (`+list+`) AND dim = 'device'`,
-		append([]any{q.WorkspaceID, first, last}, dayArgs...)...)
-	if err != nil {
-		return fmt.Errorf("cannot read the workspace's links: %w", err)
+	where := `workspace_id = ? AND day BETWEEN toDate(?) AND toDate(?) AND day IN (` + list + `)`
+	args := append([]any{q.WorkspaceID, first, last}, dayArgs...)
+	linkIs, linkArgs := "", []any(nil)
+	if named != nil {
+		in, ids := stringList(named)
+		linkIs, linkArgs = ` AND link_id IN (`+in+`)`, ids
 	}
-	var links []string
+	// Every click has one device: the dimension's rows add up to the
+	// link-days' clicks.
+	rows, err := s.conn.Query(ctx, `SELECT link_id, toString(day), toInt64(sum(clicks)), (SELECT count() FROM click_backfill_runs)
+		FROM workspace_day_keys WHERE `+where+` AND dim = 'device'`+linkIs+` GROUP BY link_id, day`,
+		slices.Concat(args, linkArgs)...)
+	if err != nil {
+		return fmt.Errorf("cannot read the workspace's days: %w", err)
+	}
+	linkDays := map[pairKey]linkDay{}
+	unread := map[pairKey]bool{}
+	var generation uint64
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+		var k pairKey
+		var clicks int64
+		if err := rows.Scan(&k.link, &k.day, &clicks, &generation); err != nil {
 			rows.Close()
 			return err
 		}
-		links = append(links, id)
+		d := linkDay{clicks: clicks}
+		if v, ok := s.visitors.Get(visitorsKey{generation, k.link, k.day, uint64(clicks)}); ok {
+			d.visitors = v
+		} else {
+			unread[k] = true
+		}
+		linkDays[k] = d
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if q.GroupBy == stats.GroupLink {
-		named := map[string]bool{}
-		for _, id := range q.LinkIDs {
-			named[id] = true
-		}
-		links = slices.DeleteFunc(links, func(id string) bool { return !named[id] })
+	if err := s.readVisitors(ctx, linkDays, unread, map[pairKey]bool{}, generation); err != nil {
+		return err
 	}
-	if len(links) == 0 {
-		return nil
-	}
-	want := map[string]bool{}
-	for _, d := range days {
-		want[d] = true
-	}
-	var linkDays []stats.LinkDay
-	for chunk := range slices.Chunk(links, linksPerQuery) {
-		ds, err := s.analyticsOf(ctx, chunk, first, last)
-		if err != nil {
-			return err
-		}
-		for _, d := range ds {
-			if want[d.Day] {
-				linkDays = append(linkDays, d)
-				g.Day(d)
-			}
-		}
+	asked := make([]stats.LinkDay, 0, len(linkDays))
+	for k, d := range linkDays {
+		ld := stats.LinkDay{Link: k.link, Day: k.day, Clicks: d.clicks, Visitors: d.visitors}
+		asked = append(asked, ld)
+		g.Day(ld)
 	}
 	dim := stats.KeysDim(q)
 	if dim == "" {
 		return nil
 	}
 	source := `SELECT link_id, day, key, toInt64(sum(clicks)) AS key_clicks FROM workspace_day_keys
-		WHERE workspace_id = ? AND day BETWEEN toDate(?) AND toDate(?) AND day IN (` + list + `) AND dim = ?`
-	args := append(append([]any{q.WorkspaceID, first, last}, dayArgs...), dim)
+		WHERE ` + where + ` AND dim = ?` + linkIs
+	args = slices.Concat(args, []any{dim}, linkArgs)
 	if q.Filter != nil {
 		source += ` AND key = ?`
 		args = append(args, q.Filter.Key)
 	}
-	if q.GroupBy == stats.GroupLink {
-		in, ids := stringList(links)
-		source += ` AND link_id IN (` + in + `)`
-		args = append(args, ids...)
-	}
 	source += ` GROUP BY link_id, day, key`
-	return s.keyShares(ctx, linkDays, source, args, rowOf(q), func(r keyShare) { g.Sum(r.row, r.clicks, r.milli) })
+	return s.keyShares(ctx, asked, source, args, rowOf(q), func(r keyShare) { g.Sum(r.row, r.clicks, r.milli) })
 }
 
 // rowOf returns the expression of the row a key's clicks add to under q
