@@ -57,8 +57,10 @@ type recorder struct {
 	sums []keyShare
 }
 
-func (r *recorder) Day(d stats.LinkDay)                 { r.days = append(r.days, d) }
-func (r *recorder) Sum(row string, clicks, milli int64) { r.sums = append(r.sums, keyShare{row, clicks, milli}) }
+func (r *recorder) Day(d stats.LinkDay) { r.days = append(r.days, d) }
+func (r *recorder) Sum(row string, clicks, milli int64) {
+	r.sums = append(r.sums, keyShare{row, clicks, milli})
+}
 
 func (r *recorder) addTo(g adder) {
 	for _, d := range r.days {
