@@ -236,15 +236,11 @@ func (s *Store) insertLinks(ctx context.Context, tx *sql.Tx, ls []*link.Link, at
 	rows := make([][]any, 0, len(ls))
 	var tags, changes [][]any
 	for _, l := range ls {
-		tj, geo, device, err := encodeLinkJSON(l)
+		row, err := linkRow(l)
 		if err != nil {
 			return err
 		}
-		rows = append(rows, []any{l.ID, l.WorkspaceID, l.Domain, l.Slug, l.DestinationURL, nullString(l.Title), nullString(l.Description), tj,
-			l.PasswordHash, nullMicros(l.ExpiresAt), nullString(l.ExpiredURL), nullInt(l.ClickLimit), l.ClickCount, geo, device,
-			nullString(l.IOSURL), nullString(l.AndroidURL), nullString(l.UTM.Source), nullString(l.UTM.Medium),
-			nullString(l.UTM.Campaign), nullString(l.UTM.Term), nullString(l.UTM.Content),
-			l.IsArchived, nullMicros(l.LastClickedAt), l.CreatedBy, micros(l.CreatedAt), micros(l.UpdatedAt), l.ImportedClicks})
+		rows = append(rows, row)
 		for _, t := range l.Tags {
 			tags = append(tags, []any{l.ID, t})
 		}

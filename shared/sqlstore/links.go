@@ -72,22 +72,11 @@ func (s *Store) CreateLink(ctx context.Context, l *link.Link, maxActive int) err
 // insertLink writes the new link l (with its imported clicks, its click
 // limit's shards and its tags) within tx.
 func (s *Store) insertLink(ctx context.Context, tx *sql.Tx, l *link.Link) error {
-	tags, geo, device, err := encodeLinkJSON(l)
+	row, err := linkRow(l)
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO links (`+linkColumns+`, imported_clicks) VALUES
-		($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-		 $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34)`,
-		l.ID, l.WorkspaceID, l.Domain, l.Slug, l.DestinationURL, nullString(l.Title), nullString(l.Description), tags,
-		l.PasswordHash, nullMicros(l.ExpiresAt), nullString(l.ExpiredURL), nullInt(l.ClickLimit), l.ClickCount, geo, device,
-		nullString(l.IOSURL), nullString(l.AndroidURL), nullString(l.UTM.Source), nullString(l.UTM.Medium),
-		nullString(l.UTM.Campaign), nullString(l.UTM.Term), nullString(l.UTM.Content),
-		l.IsArchived, nullMicros(l.LastClickedAt), l.CreatedBy, micros(l.CreatedAt), micros(l.UpdatedAt),
-		actorType(l.Author), actorID(l.Author), actorName(l.Author),
-		actorType(l.Editor), actorID(l.Editor), actorName(l.Editor),
-		l.ImportedClicks,
-	); err != nil {
+	if err := s.insertRows(ctx, tx, `INSERT INTO links (`+linkColumns+`, imported_clicks) VALUES `, [][]any{row}); err != nil {
 		return err
 	}
 	if l.ClickLimit != nil {
@@ -96,6 +85,23 @@ func (s *Store) insertLink(ctx context.Context, tx *sql.Tx, l *link.Link) error 
 		}
 	}
 	return writeTags(ctx, tx, l.ID, l.Tags)
+}
+
+// linkRow returns the values of linkColumns and imported_clicks of l, in
+// their order: the row insertLink and an import's insertLinks write.
+func linkRow(l *link.Link) ([]any, error) {
+	tags, geo, device, err := encodeLinkJSON(l)
+	if err != nil {
+		return nil, err
+	}
+	return []any{l.ID, l.WorkspaceID, l.Domain, l.Slug, l.DestinationURL, nullString(l.Title), nullString(l.Description), tags,
+		l.PasswordHash, nullMicros(l.ExpiresAt), nullString(l.ExpiredURL), nullInt(l.ClickLimit), l.ClickCount, geo, device,
+		nullString(l.IOSURL), nullString(l.AndroidURL), nullString(l.UTM.Source), nullString(l.UTM.Medium),
+		nullString(l.UTM.Campaign), nullString(l.UTM.Term), nullString(l.UTM.Content),
+		l.IsArchived, nullMicros(l.LastClickedAt), l.CreatedBy, micros(l.CreatedAt), micros(l.UpdatedAt),
+		actorType(l.Author), actorID(l.Author), actorName(l.Author),
+		actorType(l.Editor), actorID(l.Editor), actorName(l.Editor),
+		l.ImportedClicks}, nil
 }
 
 // UpdateLink implements link.Store. It leaves clickCount and lastClickedAt,
