@@ -244,7 +244,10 @@ func (s *Store) insertLinks(ctx context.Context, tx *sql.Tx, ls []*link.Link, at
 			l.PasswordHash, nullMicros(l.ExpiresAt), nullString(l.ExpiredURL), nullInt(l.ClickLimit), l.ClickCount, geo, device,
 			nullString(l.IOSURL), nullString(l.AndroidURL), nullString(l.UTM.Source), nullString(l.UTM.Medium),
 			nullString(l.UTM.Campaign), nullString(l.UTM.Term), nullString(l.UTM.Content),
-			l.IsArchived, nullMicros(l.LastClickedAt), l.CreatedBy, micros(l.CreatedAt), micros(l.UpdatedAt), l.ImportedClicks})
+			l.IsArchived, nullMicros(l.LastClickedAt), l.CreatedBy, micros(l.CreatedAt), micros(l.UpdatedAt),
+			actorType(l.Author), actorID(l.Author), actorName(l.Author),
+			actorType(l.Editor), actorID(l.Editor), actorName(l.Editor),
+			l.ImportedClicks})
 		for _, t := range l.Tags {
 			tags = append(tags, []any{l.ID, t})
 		}
