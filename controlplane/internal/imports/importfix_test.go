@@ -10,6 +10,7 @@ import (
 	"shortlink.dev/controlplane/internal/imports/importstest"
 	"shortlink.dev/controlplane/internal/imports/sources"
 	"shortlink.dev/shared/audit"
+	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/importjob"
 	"shortlink.dev/shared/sqlstore"
 )
@@ -80,4 +81,32 @@ func TestImportFixEveryRowField(t *testing.T) {
 // importUpload is an upload of the rows (lines of importstest's format).
 func importUpload(lines ...string) imports.Upload {
 	return imports.Upload{Source: importstest.Source, FileName: "export.jsonl", File: []byte(strings.Join(lines, "\n"))}
+}
+
+// TestImportFixMappingNamesEveryField: a csv column mapping may name every
+// field a row carries (sources.MappingFields), description and UTM
+// parameters included, and nothing else.
+func TestImportFixMappingNamesEveryField(t *testing.T) {
+	shapes(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
+		r := newRig(t, open(t), nil)
+		r.svc.NewReader = sources.NewReader
+		file := []byte("URL,Notes,Campaign,Where\nhttps://example.com/x,Hello,spring,\"{\"\"FR\"\":\"\"https://example.fr/\"\"}\"\n")
+		j, err := r.svc.Create(context.Background(), r.ws, "key_test", imports.Upload{Source: sources.CSV, FileName: "m.csv", File: file,
+			Mapping: map[string]string{"destinationUrl": "URL", "description": "Notes", "utmCampaign": "Campaign", "geoTargets": "Where"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCounts(t, r.runAll(t, j), importjob.Done, 1, 1, 0, 0)
+		for _, l := range r.links(t) {
+			if l.Description == nil || *l.Description != "Hello" || l.UTM.Campaign == nil || *l.UTM.Campaign != "spring" ||
+				l.GeoTargets["FR"] != "https://example.fr/" {
+				t.Errorf("mapped link %+v", l)
+			}
+		}
+		_, err = r.svc.Create(context.Background(), r.ws, "key_test", imports.Upload{Source: sources.CSV, FileName: "m.csv", File: file,
+			Mapping: map[string]string{"destinationUrl": "URL", "colour": "Notes"}})
+		if e, ok := fault.As(err); !ok || e.Code != fault.Validation || e.Fields["mapping"] == "" {
+			t.Fatalf("an unknown mapped field: %v", err)
+		}
+	})
 }
