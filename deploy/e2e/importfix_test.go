@@ -6,6 +6,7 @@ package e2e
 // checked through the API.
 
 import (
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -171,5 +172,76 @@ func TestImportFixSources(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestImportFixExportRoundTrip exports a workspace's links (every field
+// set, texts that start as formulas or with apostrophes) from one server
+// and imports the CSV into a workspace of another: every link comes back
+// equal field by field, but for its id, update time and author (the
+// importing key's).
+func TestImportFixExportRoundTrip(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	src, dst := newTarget(t), newTarget(t)
+	w := src.NewWorkspace(t, "pro")
+	future := time.Now().Add(30 * 24 * time.Hour).UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)
+	var ids []string
+	for _, body := range []obj{
+		{"destinationUrl": "https://example.com/full?a=1,2", "slug": "rt-full", "title": "=1+1", "description": "'quoted",
+			"tags": []string{"x", "@y", "-z", "'w", "a, b"}, "clickLimit": 9, "expiresAt": future, "expiredUrl": "https://example.com/gone",
+			"geoTargets": obj{"FR": "https://example.fr/", "DE": "https://example.de/"}, "deviceTargets": obj{"mobile": "https://m.example.com/"},
+			"iosUrl": "https://apps.apple.com/app/id1", "androidUrl": "https://play.google.com/store/apps/details?id=x",
+			"utmSource": "''", "utmMedium": "+mail", "utmCampaign": "@spring", "utmTerm": "\tterm", "utmContent": "line\nbreak"},
+		{"destinationUrl": "https://example.com/arch", "slug": "rt-arch", "title": "'", "description": "''=two"},
+		{"destinationUrl": "https://example.com/drawn", "title": "Café ☕ \"quoted\", with commas"},
+	} {
+		var l Link
+		src.API(t, w.Key, "POST", "/links", body).wantSuccess(t, http.StatusCreated).Data(t, &l)
+		ids = append(ids, l.ID)
+	}
+	src.API(t, w.Key, "DELETE", "/links/"+ids[1], nil)
+	before, _ := src.listLinks(t, w.Key, "?archived=true&perPage=100")
+	if len(before) != 3 {
+		t.Fatalf("%d links to export", len(before))
+	}
+	exp := src.Request(t, "GET", src.APIBase+"/links/export?format=csv", http.Header{"Authorization": {"Bearer " + w.Key}}, nil)
+	if exp.Status != http.StatusOK {
+		t.Fatalf("%s", exp)
+	}
+
+	w2 := dst.NewWorkspace(t, "pro")
+	r := dst.postImport(t, w2.Key, "source", "csv", "file", string(exp.Body))
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("%s", r)
+	}
+	var j api.ImportJob
+	r.Data(t, &j)
+	if j = dst.awaitImport(t, w2.Key, j.ID, 2*time.Minute); j.Status != api.ImportDone || j.Created != 3 || j.Failed != 0 {
+		t.Fatalf("import of the export: %+v", j)
+	}
+	var probe Link
+	dst.API(t, w2.Key, "POST", "/links", obj{"destinationUrl": "https://example.com/probe"}).wantSuccess(t, http.StatusCreated).Data(t, &probe)
+	after, _ := dst.listLinks(t, w2.Key, "?archived=true&perPage=100")
+	bySlug := map[string]Link{}
+	for _, l := range after {
+		bySlug[l.Slug] = l
+	}
+	for _, want := range before {
+		got, ok := bySlug[want.Slug]
+		if !ok {
+			t.Errorf("%s not imported", want.Slug)
+			continue
+		}
+		if got.Author == nil || probe.Author == nil || *got.Author != *probe.Author || got.LastEditor != nil {
+			t.Errorf("%s: author %+v, last editor %+v, want the importing key %+v and none", want.Slug, got.Author, got.LastEditor, probe.Author)
+		}
+		got.ID, want.ID, got.UpdatedAt, want.UpdatedAt = "", "", time.Time{}, time.Time{}
+		got.Author, want.Author, got.LastEditor, want.LastEditor = nil, nil, nil, nil
+		gj, _ := json.Marshal(got)
+		wj, _ := json.Marshal(want)
+		if string(gj) != string(wj) {
+			t.Errorf("round trip of %s:\n got %s\nwant %s", want.Slug, gj, wj)
+		}
 	}
 }
