@@ -16,6 +16,7 @@ import (
 
 	"shortlink.dev/api"
 	"shortlink.dev/controlplane/internal/imports"
+	"shortlink.dev/controlplane/internal/imports/sources"
 	"shortlink.dev/controlplane/internal/linkexport"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/importjob"
@@ -219,9 +220,9 @@ func (a *API) importReport(w http.ResponseWriter, r *http.Request) {
 		return a.imports.Report(ctx, ws, j.ID, func(l importjob.ReportLine) error {
 			row[0] = strconv.FormatInt(l.Line, 10)
 			row[1] = l.Outcome
-			row[2] = linkexport.Defuse(l.Domain)
-			row[3] = linkexport.Defuse(l.Slug)
-			row[4] = linkexport.Defuse(l.Reason)
+			row[2] = sources.EscapeCell(l.Domain)
+			row[3] = sources.EscapeCell(l.Slug)
+			row[4] = sources.EscapeCell(l.Reason)
 			return emit(row)
 		})
 	}, "import report cut off", "import", j.ID)
@@ -238,7 +239,7 @@ func (a *API) exportLinks(w http.ResponseWriter, r *http.Request) {
 	name := "links-" + ws.ID + "-" + time.Now().UTC().Format(time.DateOnly)
 	switch format {
 	case "", "csv":
-		a.streamCSV(w, r, name+".csv", linkexport.Columns, func(emit func([]string) error) error {
+		a.streamCSV(w, r, name+".csv", sources.ExportColumns, func(emit func([]string) error) error {
 			return a.store.EachLink(ctx, ws.ID, func(l *link.Link) error {
 				row, err := linkexport.Row(a.linkJSON(l))
 				if err != nil {

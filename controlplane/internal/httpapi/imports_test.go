@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -184,7 +183,7 @@ func exportedLinks(t *testing.T, a *postAPI, withPassword bool) []string {
 	for _, body := range []string{
 		`{"destinationUrl":"https://example.com/a","slug":"a","title":"=1+1","description":"-dash","tags":["x","@y"],"clickLimit":9,
 		  "expiresAt":"2031-02-03T04:05:06.123456Z","expiredUrl":"https://example.com/gone","geoTargets":{"FR":"https://example.fr/"},
-		  "deviceTargets":{"mobile":"https://m.example.com/"},"iosUrl":"https://apps.apple.com/app/id1","utmSource":"news","utmMedium":"mail",
+		  "deviceTargets":{"mobile":"https://m.example.com/"},"iosUrl":"https://apps.apple.com/app/id1","androidUrl":"https://play.google.com/store/apps/details?id=x","utmSource":"news","utmMedium":"mail",
 		  "utmCampaign":"spring","utmTerm":"t","utmContent":"c"` + password + `}`,
 		`{"destinationUrl":"https://example.com/b","slug":"b"}`,
 		`{"destinationUrl":"https://example.com/c"}`,
@@ -210,7 +209,7 @@ func TestExportLinksCSVAndJSONL(t *testing.T) {
 		t.Errorf("Content-Disposition %q", cd)
 	}
 	rows := readCSV(t, rec)
-	if !slices.Equal(rows[0], linkexport.Columns) || len(rows) != 4 {
+	if !slices.Equal(rows[0], sources.ExportColumns) || len(rows) != 4 {
 		t.Fatalf("csv %q", rows)
 	}
 	for _, row := range rows[1:] {
@@ -225,8 +224,8 @@ func TestExportLinksCSVAndJSONL(t *testing.T) {
 		if !slices.Equal(row, cells) {
 			t.Errorf("row %q, want %q", row, cells)
 		}
-		if l.Slug == "a" && (row[slices.Index(linkexport.Columns, "title")] != "'=1+1" ||
-			row[slices.Index(linkexport.Columns, "tags")] != `["x","@y"]`) {
+		if l.Slug == "a" && (row[slices.Index(sources.ExportColumns, "title")] != "'=1+1" ||
+			row[slices.Index(sources.ExportColumns, "tags")] != `["x","@y"]`) {
 			t.Errorf("cells of a: %q", row)
 		}
 	}
@@ -267,15 +266,10 @@ func mustJSON(t *testing.T, v any) string {
 
 // TestExportLinksRoundTrip exports a workspace's links and imports the CSV
 // into another workspace through the csv source: every field comes back.
-// It needs the csv source's reader (package sources, issue 23 point 2): until
-// that is merged, NewReader knows no source and the test says so and skips.
 func TestExportLinksRoundTrip(t *testing.T) {
 	a := mustPostAPI(t, postOptions{})
 	exportedLinks(t, a, false)
 	csvFile := a.send(t, a.key, "GET", "/api/v1/links/export", "").Body.String()
-	if _, err := sources.NewReader(sources.CSV, strings.NewReader(csvFile), sources.Options{}); errors.Is(err, sources.ErrUnknownSource) {
-		t.Skip("the csv source's reader is not merged yet (issue 23 point 2)")
-	}
 	before := decodeData[[]api.Link](t, a.send(t, a.key, "GET", "/api/v1/links?archived=true&perPage=100", ""), http.StatusOK)
 
 	// Another workspace, of another server: the short links keep their slugs.
@@ -294,6 +288,11 @@ func TestExportLinksRoundTrip(t *testing.T) {
 		t.Fatalf("import of the export: %+v", j)
 	}
 	after := decodeData[[]api.Link](t, b.send(t, key2, "GET", "/api/v1/links?archived=true&perPage=100", ""), http.StatusOK)
+	// The importing key, as the author of a link it makes names it.
+	probe := decodeData[api.Link](t, b.send(t, key2, "POST", "/api/v1/links", `{"destinationUrl":"https://example.com/probe"}`), http.StatusCreated)
+	if probe.Author == nil || probe.Author.Type != "key" {
+		t.Fatalf("probe's author %+v", probe.Author)
+	}
 	bySlug := map[string]api.Link{}
 	for _, l := range after {
 		bySlug[l.Slug] = l
@@ -304,8 +303,13 @@ func TestExportLinksRoundTrip(t *testing.T) {
 			t.Errorf("%s not imported", w.Slug)
 			continue
 		}
-		// Ids and update times are the new workspace's own.
+		// Ids and update times are the new workspace's own, and so is the
+		// author: the key that imported the file.
+		if g.Author == nil || *g.Author != *probe.Author || g.LastEditor != nil {
+			t.Errorf("%s: author %+v, last editor %+v; want the importing key and none", w.Slug, g.Author, g.LastEditor)
+		}
 		g.ID, w.ID, g.UpdatedAt, w.UpdatedAt = "", "", time.Time{}, time.Time{}
+		g.Author, w.Author, g.LastEditor, w.LastEditor = nil, nil, nil, nil
 		if gj, wj := mustJSON(t, g), mustJSON(t, w); gj != wj {
 			t.Errorf("round trip of %s:\n got %s\nwant %s", w.Slug, gj, wj)
 		}

@@ -40,6 +40,7 @@ type Store interface {
 	GetWorkspace(ctx context.Context, id string) (*workspace.Workspace, error)
 	WorkspaceDomain(ctx context.Context, workspaceID, name string) (*domain.Domain, error)
 	CountActiveLinks(ctx context.Context, workspaceID string) (int, error)
+	ListAudit(ctx context.Context, f audit.Filter) ([]*audit.Entry, int, error)
 }
 
 // OpenReader opens a source's reader over an export (sources.NewReader).
@@ -93,10 +94,6 @@ type Upload struct {
 	Mapping map[string]string
 }
 
-// mappingFields are the Row fields a CSV mapping may name (sources.Options).
-var mappingFields = []string{"domain", "slug", "destinationUrl", "title", "tags", "createdAt", "expiresAt",
-	"clickLimit", "password", "archived", "clicks"}
-
 // Create checks u and queues its job. The whole file is read once here, so
 // that a file the source cannot read (wrong format, bad UTF-8, a line too
 // long) is refused at once with why, nothing imported, and so that the job
@@ -117,8 +114,8 @@ func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, keyID str
 		fe.Add(fault.Validation, "mapping", "is for source csv only")
 	}
 	for k, v := range u.Mapping {
-		if !slices.Contains(mappingFields, k) {
-			fe.Add(fault.Validation, "mapping", fmt.Sprintf("%q is no field of a link; map any of %s", k, strings.Join(mappingFields, ", ")))
+		if !slices.Contains(sources.MappingFields, k) {
+			fe.Add(fault.Validation, "mapping", fmt.Sprintf("%q is no field of a link; map any of %s", k, strings.Join(sources.MappingFields, ", ")))
 			break
 		}
 		if strings.TrimSpace(v) == "" {
@@ -278,7 +275,11 @@ func (s *Service) run(ctx context.Context, j *importjob.Job, file []byte) error 
 	if err != nil {
 		return s.finish(ctx, j, importjob.Failed, readerProblem(err))
 	}
-	jr := &jobRun{Service: s, job: j, ws: ws, domains: map[string]domainAnswer{}}
+	author, err := s.author(ctx, j)
+	if err != nil {
+		return err // the job is taken again when its lease ends
+	}
+	jr := &jobRun{Service: s, job: j, ws: ws, author: author, domains: map[string]domainAnswer{}}
 	var seq int64
 	for {
 		batch := make([]entry, 0, s.BatchSize)
@@ -325,6 +326,22 @@ func (s *Service) run(ctx context.Context, j *importjob.Job, file []byte) error 
 	}
 }
 
+// author is who started job j, as the audit log's import.created entry
+// names them: the author of the links it creates. The system when the
+// entry is gone (the audit log's retention pruned it).
+func (s *Service) author(ctx context.Context, j *importjob.Job) (*audit.Actor, error) {
+	es, _, err := s.Store.ListAudit(ctx, audit.Filter{WorkspaceID: j.WorkspaceID, ResourceType: "import",
+		ResourceID: j.ID, Action: "import.created", Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	a := audit.System
+	if len(es) > 0 && es[0].Actor.Type != "" {
+		a = es[0].Actor
+	}
+	return &a, nil
+}
+
 // finish ends j with status, recording import.finished in the audit log.
 func (s *Service) finish(ctx context.Context, j *importjob.Job, status importjob.Status, why string) error {
 	cur, err := s.Store.GetImportJob(ctx, j.WorkspaceID, j.ID)
@@ -361,6 +378,7 @@ type jobRun struct {
 	links   *links.Service
 	job     *importjob.Job
 	ws      *workspace.Workspace
+	author  *audit.Actor
 	domains map[string]domainAnswer
 }
 
@@ -594,7 +612,10 @@ func (jr *jobRun) suffixed(ctx context.Context, existing map[importjob.Key]impor
 }
 
 // prepare makes row a link of the job's workspace, or says why it cannot
-// be one. Its fields are validated as POST /links validates them, but for
+// be one. Every field a row carries (slug, destination, title,
+// description, tags, password, click limit, expired URL, geo and device
+// targets, app URLs, UTM parameters) is validated as POST /links validates
+// it (links.Service.Prepare), but for
 // what an import keeps as the source had it: the creation time, an expiry
 // in the past (the link is expired), the archived state, and a domain that
 // is not verified yet (added to the workspace when missing; the edge serves
@@ -626,6 +647,26 @@ func (jr *jobRun) prepare(ctx context.Context, row sources.Row) (*link.Link, str
 	if row.ClickLimit != nil {
 		in.ClickLimit = patch.Value(*row.ClickLimit)
 	}
+	text := func(f *patch.Field[string], v string) {
+		if v != "" {
+			*f = patch.Value(v)
+		}
+	}
+	text(&in.Description, row.Description)
+	text(&in.ExpiredURL, row.ExpiredURL)
+	text(&in.IOSURL, row.IOSURL)
+	text(&in.AndroidURL, row.AndroidURL)
+	text(&in.UTMSource, row.UTMSource)
+	text(&in.UTMMedium, row.UTMMedium)
+	text(&in.UTMCampaign, row.UTMCampaign)
+	text(&in.UTMTerm, row.UTMTerm)
+	text(&in.UTMContent, row.UTMContent)
+	if len(row.GeoTargets) > 0 {
+		in.GeoTargets = patch.Value(row.GeoTargets)
+	}
+	if len(row.DeviceTargets) > 0 {
+		in.DeviceTargets = patch.Value(row.DeviceTargets)
+	}
 	l, err := jr.links.Prepare(ctx, jr.ws, jr.job.CreatedBy, in)
 	if err != nil {
 		if e, ok := fault.As(err); ok && e.Code.Status() < 500 {
@@ -634,6 +675,7 @@ func (jr *jobRun) prepare(ctx context.Context, row sources.Row) (*link.Link, str
 		return nil, "", err
 	}
 	l.Domain = d.name
+	l.Author = jr.author
 	if row.CreatedAt != nil {
 		l.CreatedAt = row.CreatedAt.UTC().Truncate(time.Microsecond)
 	}

@@ -1,40 +1,28 @@
-// Package linkexport is the one place that says what GET
-// /links/export?format=csv writes (issue 23): a column per field of a link
-// in the API's JSON, named as the JSON names it, and how a cell is written
-// so that a spreadsheet never runs it as a formula, and read back (the
-// importer's csv source, package sources, reads the export with Undefuse).
+// Package linkexport writes the rows of GET /links/export?format=csv
+// (issue 23). What the file holds is said once, by the reader of it: its
+// columns are sources.ExportColumns and each cell goes through
+// sources.EscapeCell, the rule the importer's csv source undoes, so that
+// an export imports back field by field (POST /imports with source csv).
 package linkexport
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
-	"strings"
+	"time"
 
 	"shortlink.dev/api"
+	"shortlink.dev/controlplane/internal/imports/sources"
 )
 
-// Columns are the export's columns, in order: the JSON names of api.Link's
-// fields, in the order the API writes them.
-var Columns = jsonNames(reflect.TypeOf(api.Link{}))
-
-func jsonNames(t reflect.Type) []string {
-	out := make([]string, 0, t.NumField())
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			out = append(out, name)
-		}
-	}
-	return out
-}
-
-// Row returns the cells of l, one per column: a text as it is, a number or
-// true/false as JSON writes it, a time in RFC 3339 (UTC, to the
-// microsecond), the tags as a JSON array (["a","b"]), the targets as a JSON
-// object, and "" for null. Every cell is Defuse'd.
+// Row returns the cells of l, one per column of sources.ExportColumns: a
+// text as it is, a number or true/false as JSON writes it, a time in RFC
+// 3339 in UTC (to the microsecond), the tags as a JSON array (["a","b"]),
+// the targets and the author and last editor as JSON objects, and "" for
+// null. Every cell goes through sources.EscapeCell.
 func Row(l api.Link) ([]string, error) {
+	l.CreatedAt, l.UpdatedAt = l.CreatedAt.UTC(), l.UpdatedAt.UTC()
+	l.ExpiresAt, l.LastClickedAt = utc(l.ExpiresAt), utc(l.LastClickedAt)
 	b, err := json.Marshal(l)
 	if err != nil {
 		return nil, fmt.Errorf("export link %s: %w", l.ID, err)
@@ -43,8 +31,8 @@ func Row(l api.Link) ([]string, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("export link %s: %w", l.ID, err)
 	}
-	row := make([]string, len(Columns))
-	for i, c := range Columns {
+	row := make([]string, len(sources.ExportColumns))
+	for i, c := range sources.ExportColumns {
 		v := m[c]
 		switch {
 		case len(v) == 0 || bytes.Equal(v, []byte("null")):
@@ -54,50 +42,20 @@ func Row(l api.Link) ([]string, error) {
 			if err := json.Unmarshal(v, &s); err != nil {
 				return nil, fmt.Errorf("export link %s: %s: %w", l.ID, c, err)
 			}
-			row[i] = Defuse(s)
+			row[i] = sources.EscapeCell(s)
 		default:
-			row[i] = Defuse(string(v))
+			row[i] = sources.EscapeCell(string(v))
 		}
 	}
 	return row, nil
 }
 
-// formulaStart reports whether a spreadsheet would run a cell starting
-// with c as a formula (OWASP's CSV injection).
-func formulaStart(c byte) bool {
-	switch c {
-	case '=', '+', '-', '@', '\t', '\r':
-		return true
+// utc returns a copy of *t in UTC (nil for nil): l's pointers are the
+// caller's.
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
 	}
-	return false
-}
-
-// Defuse returns s as a cell no spreadsheet runs: a value that, past any
-// leading apostrophes, starts as a formula does (= + - @ tab, carriage
-// return) gets one more apostrophe in front. Counting the apostrophes
-// already there keeps the rule reversible: Undefuse takes exactly that one
-// away, so a title that really starts with "'=" comes back as it was.
-func Defuse(s string) string {
-	i := 0
-	for i < len(s) && s[i] == '\'' {
-		i++
-	}
-	if i < len(s) && formulaStart(s[i]) {
-		return "'" + s
-	}
-	return s
-}
-
-// Undefuse returns the value Defuse made cell from: one leading apostrophe
-// is taken away when apostrophes and then a formula's first character
-// start the cell; any other cell is the value itself.
-func Undefuse(cell string) string {
-	i := 0
-	for i < len(cell) && cell[i] == '\'' {
-		i++
-	}
-	if i > 0 && i < len(cell) && formulaStart(cell[i]) {
-		return cell[1:]
-	}
-	return cell
+	u := t.UTC()
+	return &u
 }

@@ -27,6 +27,7 @@ func (s *Service) Prepare(ctx context.Context, ws *workspace.Workspace, keyID st
 		CreatedAt:   now,
 		UpdatedAt:   now,
 		CreatedBy:   keyID,
+		Author:      actor(ctx),
 	}
 	if err := s.apply(ctx, l, &in, true); err != nil {
 		return nil, err

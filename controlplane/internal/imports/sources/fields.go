@@ -52,25 +52,29 @@ var MappingFields = []string{
 }
 
 // ExportColumns is the header of our own CSV export (GET
-// /links/export?format=csv), one column per field of the API's link JSON,
-// in this order. The generic CSV source reads a file with these headers
-// when Options.Mapping is nil, so an export imports back field by field.
-// Cell formats: dates in RFC 3339 (UTC), tags as a JSON array of strings,
-// geoTargets and deviceTargets as a JSON object, booleans as true/false,
+// /links/export?format=csv, written by package linkexport): one column per
+// field of the API's link JSON (api.Link), named and ordered as the JSON
+// names them. It is the one list of them: the generic CSV source reads a
+// file with these headers when Options.Mapping is nil, so an export
+// imports back field by field. Cell formats: dates in RFC 3339 (UTC),
+// tags as a JSON array of strings, geoTargets, deviceTargets, author and
+// lastEditor as JSON objects, numbers in digits, booleans as true/false,
 // empty cells for absent values, each cell through EscapeCell. id,
-// shortUrl, lastClickedAt and updatedAt are written for people and
-// ignored on import; hasPassword is reported (the hash is not exported);
-// clickCount is kept as imported clicks.
+// shortUrl, lastClickedAt, updatedAt, author and lastEditor are written
+// for people and ignored on import (the importing workspace's key is the
+// author); hasPassword is reported (the hash is not exported); clickCount
+// is kept as imported clicks.
 var ExportColumns = []string{
-	"id", "shortUrl", "domain", "slug", "destinationUrl", "title", "description", "tags",
+	"id", "shortUrl", "destinationUrl", "slug", "domain", "title", "description", "tags",
 	"hasPassword", "expiresAt", "expiredUrl", "clickLimit", "clickCount", "geoTargets",
 	"deviceTargets", "iosUrl", "androidUrl", "utmSource", "utmMedium", "utmCampaign",
 	"utmTerm", "utmContent", "isArchived", "lastClickedAt", "createdAt", "updatedAt",
+	"author", "lastEditor",
 }
 
 // exportFields maps ExportColumns (normalized) to Row fields.
 var exportFields = aliases(map[string][]string{
-	fieldIgnored:       {"id", "lastClickedAt", "updatedAt"},
+	fieldIgnored:       {"id", "lastClickedAt", "updatedAt", "author", "lastEditor"},
 	fieldShortURL:      {"shortUrl"},
 	fieldDomain:        {"domain"},
 	fieldSlug:          {"slug"},
@@ -98,19 +102,27 @@ var exportFields = aliases(map[string][]string{
 })
 
 // EscapeCell is how our export writes a cell, so that a spreadsheet does
-// not run it as a formula: a cell starting with =, +, -, @, a tab, a
-// carriage return or an apostrophe gets a leading apostrophe. The
-// generic CSV source (without Mapping) removes it again.
+// not run it as a formula (OWASP's CSV injection): a cell starting with =,
+// +, -, @, a tab, a carriage return or an apostrophe gets a leading
+// apostrophe. The generic CSV source (without Mapping) removes it again
+// (unescapeCell). Escaping the apostrophe itself is what makes the rule
+// lossless for every string: a cell that starts with an apostrophe was
+// always escaped, so exactly one is taken away, and "'quoted", "”" or
+// "'=x" come back as they were. A spreadsheet shows the cell as the value
+// too: it hides the leading apostrophe and keeps the rest as text.
 func EscapeCell(s string) string {
-	if s != "" && strings.IndexByte("=+-@\t\r'", s[0]) >= 0 {
+	if s != "" && strings.IndexByte(escapedStarts, s[0]) >= 0 {
 		return "'" + s
 	}
 	return s
 }
 
+// escapedStarts are the first bytes EscapeCell escapes.
+const escapedStarts = "=+-@\t\r'"
+
 // unescapeCell undoes EscapeCell.
 func unescapeCell(s string) string {
-	if len(s) >= 2 && s[0] == '\'' && strings.IndexByte("=+-@\t\r'", s[1]) >= 0 {
+	if len(s) >= 2 && s[0] == '\'' && strings.IndexByte(escapedStarts, s[1]) >= 0 {
 		return s[1:]
 	}
 	return s
