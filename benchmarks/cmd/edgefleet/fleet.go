@@ -62,6 +62,7 @@ type fleet struct {
 
 	env     map[string]string
 	c       *api.Client
+	cp      *proc.Process
 	edges   []*edge
 	links   []*flink
 	scripts string
@@ -177,18 +178,22 @@ func (f *fleet) setUp() error {
 	if f.scripts, err = wrk.WriteScripts(scripts); err != nil {
 		return err
 	}
+	if err := os.WriteFile(filepath.Join(scripts, "pace.lua"), []byte(paceScript), 0o644); err != nil {
+		return err
+	}
 	f.progress("starting the engines (deploy/local/services up)")
 	if f.env, err = f.servicesUp(filepath.Join(f.dir, "engines")); err != nil {
 		return err
 	}
 	key := api.NewKey()
-	_, found, err := f.start(proc.Spec{Name: "controlplane", Bin: filepath.Join(f.bins, "controlplane"), Args: []string{"serve"},
+	cp, found, err := f.start(proc.Spec{Name: "controlplane", Bin: filepath.Join(f.bins, "controlplane"), Args: []string{"serve"},
 		Env: f.environ(filepath.Join(f.dir, "controlplane"), "SHORTLINK_API_ADDR=127.0.0.1:0",
 			"SHORTLINK_BOOTSTRAP_API_KEY="+key, "SHORTLINK_PLAN_RATE_LIMITS="+httpRateLimits)}, 2*time.Minute, apiLine)
 	if err != nil {
 		return err
 	}
 	f.c = api.New(found[0], key)
+	f.cp = cp
 	for i := range f.o.edges {
 		name := fmt.Sprintf("edge-%02d", i+1)
 		f.progress("starting %s", name)
@@ -284,6 +289,13 @@ func (f *fleet) servicesUp(dir string) (map[string]string, error) {
 		}
 	}
 	return env, nil
+}
+
+// earlyAnswers counts the control plane's warnings so far that it answered
+// a request before the edges confirmed its changes (its settle bound passed
+// with the change still in the outbox or unacknowledged).
+func (f *fleet) earlyAnswers() int {
+	return strings.Count(f.cp.Stderr(), "answering before the edges confirmed")
 }
 
 // get requests /slug of the edge and returns the Location of its 302.

@@ -4,7 +4,7 @@
 // issue 24 asks of many edges (docs/benchmarks.md, "Sixteen edges"):
 //
 //   - propagation: links are changed through the API at a steady rate
-//     (-rate) while wrk runs on every edge; after each PATCH answered, every
+//     (-rate) while paced wrk runs on every edge (-load-rate in all); after each PATCH answered, every
 //     edge is asked for the link until it serves the new target: API answer
 //     → edge serves it, p50/p99/max, and how many first answers were stale
 //     (the API answers once every live edge acknowledged the change);
@@ -47,6 +47,7 @@ type options struct {
 	duration            time.Duration
 	freeze              time.Duration
 	conns               int
+	loadRate            float64
 	limit               int64
 	limitRuns           int
 	limitConns          int
@@ -70,9 +71,10 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "length of the propagation phase")
 	fs.DurationVar(&o.freeze, "freeze", 10*time.Second, "how long one edge stays stopped (SIGSTOP) while links change")
 	fs.IntVar(&o.conns, "conns", 2, "wrk connections per edge during the propagation and freeze phases")
+	fs.Float64Var(&o.loadRate, "load-rate", 4000, "redirects/s asked of all the edges together during the propagation and freeze phases (paced wrk: each connection waits between requests), so that the control plane and PostgreSQL keep some CPU")
 	fs.Int64Var(&o.limit, "limit", 10000, "clickLimit of the hammered link")
 	fs.IntVar(&o.limitRuns, "limit-runs", 3, "click-limit runs, each on a link of its own")
-	fs.IntVar(&o.limitConns, "limit-conns", 4, "wrk connections per edge during a click-limit run")
+	fs.IntVar(&o.limitConns, "limit-conns", 2, "wrk connections per edge during a click-limit run")
 	fs.DurationVar(&o.limitTimeout, "limit-timeout", 3*time.Minute, "longest a click-limit run may take")
 	fs.BoolVar(&o.keep, "keep", false, "keep the working folder")
 	if err := fs.Parse(args); err != nil {
@@ -96,6 +98,8 @@ func parseFlags(args []string) (options, error) {
 		return o, errors.New("-freeze must be between 1s and 1h")
 	case o.conns < 1 || o.conns > 1000 || o.limitConns < 1 || o.limitConns > 1000:
 		return o, errors.New("-conns and -limit-conns must be between 1 and 1000")
+	case o.loadRate < 1:
+		return o, errors.New("-load-rate must be at least 1")
 	case o.limit < 1:
 		return o, errors.New("-limit must be positive")
 	case o.limitRuns < 1 || o.limitRuns > 100:
@@ -149,7 +153,6 @@ func (f *fleet) progress(format string, args ...any) {
 }
 
 func (f *fleet) printf(format string, args ...any) { fmt.Fprintf(f.out, format, args...) }
-
 
 // since is the time elapsed from t, never negative.
 func since(t time.Time) time.Duration { return max(time.Since(t), 0) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 	"syscall"
@@ -33,7 +34,10 @@ type changes struct {
 	// failed counts changes the API refused or did not answer; skipped,
 	// ticks with every link still busy.
 	failed, skipped int
-	firstErr        error
+	// early counts the control plane's "answering before the edges
+	// confirmed" warnings during the phase.
+	early    int
+	firstErr error
 }
 
 func (c *changes) add(fn func(c *changes)) {
@@ -130,9 +134,7 @@ func (f *fleet) propagation(res *results) error {
 	runs := make([]*wrk.Running, len(f.edges))
 	total := f.o.duration + f.o.freeze + 2*time.Minute
 	for i, e := range f.edges {
-		r, err := wrk.Start(wrk.Config{Threads: 1, Conns: f.o.conns, Duration: total, URL: e.base,
-			Headers: []string{"User-Agent: " + browserUA},
-			Script:  f.scripts + "/" + wrk.RandomScript, ScriptArgs: []string{fmt.Sprint(len(f.links)), f.linkPrefix()}})
+		r, err := wrk.Start(f.loadConfig(e, total))
 		if err != nil {
 			return err
 		}
@@ -179,6 +181,33 @@ func (f *fleet) propagation(res *results) error {
 	return nil
 }
 
+// paceScript requests /PREFIX<n>, n uniform in 1..N, each connection
+// waiting DELAY ms between its requests (wrk's delay()): arguments N PREFIX
+// DELAY.
+const paceScript = `-- /PREFIX<n>, n uniform in 1..N, DELAY ms apart per connection (arguments: N PREFIX DELAY)
+local n, prefix, pause
+function init(args)
+  n, prefix, pause = tonumber(args[1]), args[2], tonumber(args[3])
+  math.randomseed(os.time())
+end
+function delay()
+  return pause
+end
+function request()
+  return wrk.format(nil, "/" .. prefix .. math.random(n))
+end
+`
+
+// loadConfig is the paced wrk run on e: -load-rate redirects/s over all the
+// edges, spread evenly, with -conns connections each.
+func (f *fleet) loadConfig(e *edge, d time.Duration) wrk.Config {
+	perConn := f.o.loadRate / float64(len(f.edges)*f.o.conns)
+	pause := max(int(1000/perConn), 1)
+	return wrk.Config{Threads: 1, Conns: f.o.conns, Duration: d, URL: e.base,
+		Headers: []string{"User-Agent: " + browserUA},
+		Script:  filepath.Join(f.scripts, "pace.lua"), ScriptArgs: []string{fmt.Sprint(len(f.links)), f.linkPrefix(), fmt.Sprint(pause)}}
+}
+
 // linkPrefix is the slugs' common start: wrk's random.lua appends 1..N.
 func (f *fleet) linkPrefix() string {
 	s := f.links[0].slug
@@ -205,6 +234,8 @@ func (f *fleet) snapshot() ([]api.Metrics, []time.Duration, error) {
 // then probed on every live edge, and waits for the changes in flight.
 func (f *fleet) changeFor(d time.Duration) *changes {
 	c := &changes{}
+	early0 := f.earlyAnswers()
+	defer func() { c.early = f.earlyAnswers() - early0 }()
 	var wg sync.WaitGroup
 	tick := time.NewTicker(time.Duration(float64(time.Second) / f.o.rate))
 	defer tick.Stop()
