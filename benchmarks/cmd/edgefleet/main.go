@@ -15,8 +15,9 @@
 //     once (wrk), -limit-runs times: redirects (302) and 410s summed from the
 //     edges' /metrics, exactly the limit of 302s wanted;
 //   - per edge: redirects/s and redirects per CPU-second (utime+stime of
-//     /proc/PID/stat) during the propagation phase, every click produced to
-//     the broker (the analytics consumer is not running: they wait there).
+//     /proc/PID/stat) during the paced propagation phase and under unpaced
+//     wrk on every edge at once (-saturate), every click produced to the
+//     broker (the analytics consumer is not running: they wait there).
 //
 // Usage (from the repository root, after `make build`):
 //
@@ -48,6 +49,7 @@ type options struct {
 	freeze              time.Duration
 	conns               int
 	loadRate            float64
+	saturate            time.Duration
 	limit               int64
 	limitRuns           int
 	limitConns          int
@@ -74,6 +76,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&o.loadRate, "load-rate", 4000, "redirects/s asked of all the edges together during the propagation and freeze phases (paced wrk: each connection waits between requests), so that the control plane and PostgreSQL keep some CPU")
 	fs.Int64Var(&o.limit, "limit", 10000, "clickLimit of the hammered link")
 	fs.IntVar(&o.limitRuns, "limit-runs", 3, "click-limit runs, each on a link of its own")
+	fs.DurationVar(&o.saturate, "saturate", 5*time.Second, "unpaced wrk (-conns each) on every edge at once, for the redirects per CPU-second at full load (0: skipped)")
 	fs.IntVar(&o.limitConns, "limit-conns", 2, "wrk connections per edge during a click-limit run")
 	fs.DurationVar(&o.limitTimeout, "limit-timeout", 3*time.Minute, "longest a click-limit run may take")
 	fs.BoolVar(&o.keep, "keep", false, "keep the working folder")
@@ -98,6 +101,8 @@ func parseFlags(args []string) (options, error) {
 		return o, errors.New("-freeze must be between 1s and 1h")
 	case o.conns < 1 || o.conns > 1000 || o.limitConns < 1 || o.limitConns > 1000:
 		return o, errors.New("-conns and -limit-conns must be between 1 and 1000")
+	case o.saturate < 0 || o.saturate > time.Hour:
+		return o, errors.New("-saturate must be between 0 and 1h")
 	case o.loadRate < 1:
 		return o, errors.New("-load-rate must be at least 1")
 	case o.limit < 1:

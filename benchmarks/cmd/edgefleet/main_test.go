@@ -81,7 +81,7 @@ func TestEdges16FleetSplit(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	o, err := parseFlags([]string{"-root", root, "-bin", bin, "-dir", t.TempDir(), "-postgres", pg,
-		"-edges", "3", "-links", "8", "-rate", "10", "-duration", "2s", "-freeze", "2s", "-conns", "1",
+		"-edges", "3", "-links", "8", "-rate", "10", "-duration", "2s", "-freeze", "2s", "-conns", "1", "-load-rate", "300", "-saturate", "2s",
 		"-limit", "100", "-limit-runs", "2", "-limit-conns", "2", "-limit-timeout", "60s"})
 	if err != nil {
 		t.Fatal(err)
@@ -125,10 +125,10 @@ func TestEdges16FleetSplit(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	if len(res.load) != 3 {
-		t.Errorf("%d per-edge rows, want 3", len(res.load))
+	if len(res.load) != 3 || len(res.saturated) != 3 {
+		t.Errorf("%d paced and %d unpaced per-edge rows, want 3 each", len(res.load), len(res.saturated))
 	}
-	for _, l := range res.load {
+	for _, l := range append(res.load, res.saturated...) {
 		if l.redirects == 0 || l.cpu <= 0 {
 			t.Errorf("edge-%02d: %d redirects, CPU %s during the load", l.n, l.redirects, l.cpu)
 		}

@@ -78,9 +78,11 @@ type wake struct {
 type results struct {
 	prop, freeze *changes
 	load         []edgeLoad
-	wake         wake
-	limits       []limitRun
-	limit        int64
+	// saturated is every edge under unpaced wrk at once (-saturate).
+	saturated []edgeLoad
+	wake      wake
+	limits    []limitRun
+	limit     int64
 }
 
 // failures are the correctness properties a run broke: a click limit not
@@ -114,6 +116,12 @@ func (f *fleet) run(command string) (*results, error) {
 	var err error
 	if err = f.propagation(res); err != nil {
 		return res, err
+	}
+	if f.o.saturate > 0 {
+		f.progress("saturation: unpaced wrk -c%d on every edge for %s", f.o.conns, f.o.saturate)
+		if res.saturated, err = f.saturation(); err != nil {
+			return res, err
+		}
 	}
 	for i := range f.o.limitRuns {
 		f.progress("click-limit run %d", i+1)
@@ -151,14 +159,8 @@ func (f *fleet) propagation(res *results) error {
 	}
 	t0 := time.Now()
 	res.prop = f.changeFor(f.o.duration)
-	m1, cpu1, err := f.snapshot()
-	if err != nil {
+	if res.load, err = f.loads(m0, cpu0, t0); err != nil {
 		return err
-	}
-	elapsed := time.Since(t0)
-	for i, e := range f.edges {
-		res.load = append(res.load, edgeLoad{n: e.n, elapsed: elapsed, cpu: cpu1[i] - cpu0[i],
-			redirects: m1[i].Int(mRedirects) - m0[i].Int(mRedirects), dropped: m1[i].Int(mDropped) - m0[i].Int(mDropped)})
 	}
 
 	// Phase 2: the last edge stopped.
@@ -206,6 +208,53 @@ func (f *fleet) loadConfig(e *edge, d time.Duration) wrk.Config {
 	return wrk.Config{Threads: 1, Conns: f.o.conns, Duration: d, URL: e.base,
 		Headers: []string{"User-Agent: " + browserUA},
 		Script:  filepath.Join(f.scripts, "pace.lua"), ScriptArgs: []string{fmt.Sprint(len(f.links)), f.linkPrefix(), fmt.Sprint(pause)}}
+}
+
+// loads are every edge's redirects and CPU since the snapshot (m0, cpu0)
+// taken at t0.
+func (f *fleet) loads(m0 []api.Metrics, cpu0 []time.Duration, t0 time.Time) ([]edgeLoad, error) {
+	m1, cpu1, err := f.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	elapsed := time.Since(t0)
+	var out []edgeLoad
+	for i, e := range f.edges {
+		out = append(out, edgeLoad{n: e.n, elapsed: elapsed, cpu: cpu1[i] - cpu0[i],
+			redirects: m1[i].Int(mRedirects) - m0[i].Int(mRedirects), dropped: m1[i].Int(mDropped) - m0[i].Int(mDropped)})
+	}
+	return out, nil
+}
+
+// saturation runs unpaced wrk (random links) on every edge at once for
+// -saturate; the edges' redirects and CPU are counted until each went idle
+// after it (its producer's last sends included).
+func (f *fleet) saturation() ([]edgeLoad, error) {
+	m0, cpu0, err := f.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	runs := make([]*wrk.Running, len(f.edges))
+	for i, e := range f.edges {
+		c := f.loadConfig(e, f.o.saturate)
+		c.Script, c.ScriptArgs = filepath.Join(f.scripts, wrk.RandomScript), c.ScriptArgs[:2]
+		if runs[i], err = wrk.Start(c); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range runs {
+		r.Wait(f.o.saturate + time.Minute) //nolint:errcheck // the edges' metrics count the load
+	}
+	elapsed := time.Since(t0)
+	for _, e := range f.edges {
+		e.p.AwaitIdle(30*time.Second, 10*time.Millisecond)
+	}
+	out, err := f.loads(m0, cpu0, t0)
+	for i := range out {
+		out[i].elapsed = elapsed // the rate is over the load, not the wait for idle
+	}
+	return out, err
 }
 
 // linkPrefix is the slugs' common start: wrk's random.lua appends 1..N.
