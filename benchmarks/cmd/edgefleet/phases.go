@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -60,8 +61,11 @@ type limitRun struct {
 	redirects, gone, other    int64
 	perEdge302                []int64
 	wrkRequests, wrkNon2xx3xx int64
-	took                      time.Duration
-	reached                   bool
+	// uncharged counts the edges' "click limit charge failed; redirecting
+	// uncharged" errors: the store could not be asked, the edge failed open.
+	uncharged int
+	took      time.Duration
+	reached   bool
 }
 
 // wake is what the woken edge answered.
@@ -444,6 +448,7 @@ func (f *fleet) limitRun(n int) (limitRun, error) {
 	if err != nil {
 		return r, err
 	}
+	unch0 := f.uncharged()
 	start := time.Now()
 	runs := make([]*wrk.Running, len(f.edges))
 	for i, e := range f.edges {
@@ -496,7 +501,17 @@ func (f *fleet) limitRun(n int) (limitRun, error) {
 		r.other += d(mNotFound) + d(mErrors)
 		r.perEdge302 = append(r.perEdge302, d(mRedirects))
 	}
+	r.uncharged = f.uncharged() - unch0
 	return r, nil
+}
+
+// uncharged counts the edges' failed click-limit charges so far.
+func (f *fleet) uncharged() int {
+	n := 0
+	for _, e := range f.edges {
+		n += strings.Count(e.p.Stderr(), "click limit charge failed")
+	}
+	return n
 }
 
 // sorted returns a sorted copy.

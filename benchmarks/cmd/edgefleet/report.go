@@ -78,7 +78,7 @@ func (f *fleet) report(r *results, command, loadStart, loadEnd string) {
 	f.printf("A new link with clickLimit %s per run, then `wrk -t1 -c%d` (browser User-Agent) on every edge at once until every edge has answered 410 "+
 		"and the limit's worth of 302s were served; 302s and 410s are the edges' own counts (`shortlink_edge_requests_total`, summed).\n\n",
 		report.Int(f.o.limit), f.o.limitConns)
-	lt := report.NewTable("run", "302 (all edges)", "410", "other", "wrk requests", "wrk non-2xx/3xx", "302 per edge min–max", "took", "exact")
+	lt := report.NewTable("run", "302 (all edges)", "410", "other", "wrk requests", "wrk non-2xx/3xx", "302 per edge min–max", "charges failed (redirected uncharged)", "took", "exact")
 	for i, l := range r.limits {
 		lo, hi := int64(-1), int64(0)
 		for _, n := range l.perEdge302 {
@@ -92,7 +92,7 @@ func (f *fleet) report(r *results, command, loadStart, loadEnd string) {
 			exact = "**NO**"
 		}
 		lt.Add(i+1, report.Int(l.redirects), report.Int(l.gone), l.other, report.Int(l.wrkRequests), report.Int(l.wrkNon2xx3xx),
-			fmt.Sprintf("%s–%s", report.Int(lo), report.Int(hi)), report.Dur(l.took), exact)
+			fmt.Sprintf("%s–%s", report.Int(lo), report.Int(hi)), l.uncharged, report.Dur(l.took), exact)
 	}
 	f.printf("%s\n", lt.Markdown())
 
