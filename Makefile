@@ -15,7 +15,7 @@ STATICCHECK_VERSION := v0.8.2
 # stripe-mock: the Stripe API the checkout tests talk to (deploy/e2e finds it in .tools)
 STRIPE_MOCK_VERSION := v0.203.0
 
-.PHONY: all build run run-split geoip test test-e2e-split test-short lint fmt vet staticcheck bench bench-platform bench-password bench-webhooks bench-analytics bench-import fuzz tidy clean
+.PHONY: all build run run-split geoip test test-e2e-split test-short lint fmt vet staticcheck bench bench-platform bench-password bench-webhooks bench-analytics bench-import bench-fleet fuzz tidy clean
 
 all: build
 
@@ -101,6 +101,7 @@ bench: build
 	$(MAKE) --no-print-directory bench-webhooks
 	$(MAKE) --no-print-directory bench-analytics
 	$(MAKE) --no-print-directory bench-import
+	$(MAKE) --no-print-directory bench-fleet
 
 ## bench-platform: only the real binaries under wrk (benchmarks/cmd/platformbench)
 bench-platform: build
@@ -132,6 +133,15 @@ ANBENCH_FLAGS ?=
 bench-analytics: build
 	$(GO) build -o $(BIN)/bare302 ./benchmarks/cmd/bare302
 	$(GO) run ./benchmarks/cmd/anbench -bin $(BIN) $(ANBENCH_FLAGS)
+
+## bench-fleet: 16 bin/edge and one bin/controlplane on one broker and one
+## PostgreSQL (deploy/local/services up): link changes reaching every edge
+## under load, one edge stopped (SIGSTOP) and woken, a clickLimit of 10,000
+## hammered by every edge (3 runs), redirects per CPU-second per edge
+## (benchmarks/cmd/edgefleet; about 3 minutes; docs/benchmarks.md)
+EDGEFLEET_FLAGS ?=
+bench-fleet: build
+	nice $(GO) run ./benchmarks/cmd/edgefleet -bin $(BIN) $(EDGEFLEET_FLAGS)
 
 ## bench-import: 100,000 links imported (POST /imports, source csv) on
 ## SQLite, and on PostgreSQL with IMPORTBENCH_FLAGS='-clickhouse URL': links/s

@@ -61,6 +61,28 @@ func (c *Client) CreateLink(ctx context.Context, slug, destination string) (Link
 	return l, nil
 }
 
+// CreateLimitedLink creates a link on the default domain that stops
+// redirecting after limit counted clicks (clickLimit).
+func (c *Client) CreateLimitedLink(ctx context.Context, slug, destination string, limit int64) (Link, error) {
+	body, _ := json.Marshal(map[string]any{"slug": slug, "destinationUrl": destination, "clickLimit": limit})
+	var l Link
+	if err := c.do(ctx, http.MethodPost, "/links", body, http.StatusCreated, &l); err != nil {
+		return l, fmt.Errorf("create link %s: %w", slug, err)
+	}
+	return l, nil
+}
+
+// SetDestination changes a link's destinationUrl (PATCH /links/{id}); the
+// API answers once the change reached the edges (docs/edge.md).
+func (c *Client) SetDestination(ctx context.Context, id, destination string) (Link, error) {
+	body, _ := json.Marshal(map[string]string{"destinationUrl": destination})
+	var l Link
+	if err := c.do(ctx, http.MethodPatch, "/links/"+id, body, http.StatusOK, &l); err != nil {
+		return l, fmt.Errorf("update link %s: %w", id, err)
+	}
+	return l, nil
+}
+
 // Link reads a link.
 func (c *Client) Link(ctx context.Context, id string) (Link, error) {
 	var l Link

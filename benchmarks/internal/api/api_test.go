@@ -90,3 +90,45 @@ func TestClient(t *testing.T) {
 		t.Error("a 401 was not an error")
 	}
 }
+
+func TestEdges16ClientLimitAndDestination(t *testing.T) {
+	var got []map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		json.NewDecoder(r.Body).Decode(&body)
+		got = append(got, body)
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/api/v1/links":
+			w.WriteHeader(http.StatusCreated)
+			json.NewEncoder(w).Encode(map[string]any{"success": true, "data": map[string]any{
+				"id": "lnk_2", "slug": body["slug"], "clickLimit": body["clickLimit"]}})
+		case r.Method == http.MethodPatch && r.URL.Path == "/api/v1/links/lnk_2":
+			json.NewEncoder(w).Encode(map[string]any{"success": true, "data": map[string]any{
+				"id": "lnk_2", "destinationUrl": body["destinationUrl"]}})
+		case r.Method == http.MethodPatch:
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"success":false,"error":{"code":"NOT_FOUND"}}`))
+		default:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		}
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	c := New(srv.URL+"/api/v1", "sl_test")
+	l, err := c.CreateLimitedLink(ctx, "lim", "https://example.com/", 10000)
+	if err != nil || l.ID != "lnk_2" || l.ClickLimit == nil || *l.ClickLimit != 10000 {
+		t.Fatalf("CreateLimitedLink = %+v, %v", l, err)
+	}
+	if got[0]["clickLimit"] != float64(10000) || got[0]["destinationUrl"] != "https://example.com/" {
+		t.Errorf("POST body = %v", got[0])
+	}
+	if l, err := c.SetDestination(ctx, "lnk_2", "https://example.com/v2"); err != nil || l.DestinationURL != "https://example.com/v2" {
+		t.Errorf("SetDestination = %+v, %v", l, err)
+	}
+	if len(got[1]) != 1 || got[1]["destinationUrl"] != "https://example.com/v2" {
+		t.Errorf("PATCH body = %v, want only destinationUrl", got[1])
+	}
+	if _, err := c.SetDestination(ctx, "lnk_9", "https://example.com/"); err == nil {
+		t.Error("a 404 was not an error")
+	}
+}
