@@ -18,18 +18,8 @@ func (s *Service) Prepare(ctx context.Context, ws *workspace.Workspace, keyID st
 	if in.IsArchived.Set || in.Domain.Set {
 		return nil, fault.New(fault.Validation, "an imported link's domain and archived state are set by the import")
 	}
-	now := s.now()
-	l := &link.Link{
-		ID:          id.New(id.Link),
-		WorkspaceID: ws.ID,
-		Domain:      s.Config.DefaultDomain,
-		Tags:        []string{},
-		CreatedAt:   now,
-		UpdatedAt:   now,
-		CreatedBy:   keyID,
-		Author:      actor(ctx),
-	}
-	if err := s.apply(ctx, l, &in, true); err != nil {
+	l, err := s.newLink(ctx, ws, keyID, &in)
+	if err != nil {
 		return nil, err
 	}
 	if !in.Slug.HasValue() {

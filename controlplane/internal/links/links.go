@@ -82,11 +82,9 @@ func HashPassword(password string) (string, error) {
 	return argon2id.CreateHash(password, passwordParams)
 }
 
-// Create validates in and stores a new link of the workspace, created by keyID.
-func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, keyID string, in Input) (*link.Link, error) {
-	if in.IsArchived.Set {
-		return nil, fault.Field(fault.Validation, "isArchived", "unknown field on create; archive a link with PATCH or DELETE")
-	}
+// newLink returns a new link of the workspace, created by keyID now, with
+// in applied (validated) to it.
+func (s *Service) newLink(ctx context.Context, ws *workspace.Workspace, keyID string, in *Input) (*link.Link, error) {
 	now := s.now()
 	l := &link.Link{
 		ID:          id.New(id.Link),
@@ -98,7 +96,19 @@ func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, keyID str
 		CreatedBy:   keyID,
 		Author:      actor(ctx),
 	}
-	if err := s.apply(ctx, l, &in, true); err != nil {
+	if err := s.apply(ctx, l, in, true); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Create validates in and stores a new link of the workspace, created by keyID.
+func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, keyID string, in Input) (*link.Link, error) {
+	if in.IsArchived.Set {
+		return nil, fault.Field(fault.Validation, "isArchived", "unknown field on create; archive a link with PATCH or DELETE")
+	}
+	l, err := s.newLink(ctx, ws, keyID, &in)
+	if err != nil {
 		return nil, err
 	}
 	generated := !in.Slug.HasValue()
