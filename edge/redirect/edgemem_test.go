@@ -37,8 +37,8 @@ func (memSource) ResolveLink(_ context.Context, domain, slug string) (*link.Link
 func (memSource) ResolveGallery(context.Context, string, string) (*gallery.Gallery, error) {
 	return nil, fault.NotFoundf("gallery")
 }
-func (memSource) IsVerifiedDomain(context.Context, string) (bool, error)   { return false, nil }
-func (memSource) ChargeClick(context.Context, string) (bool, error)        { return true, nil }
+func (memSource) IsVerifiedDomain(context.Context, string) (bool, error)  { return false, nil }
+func (memSource) ChargeClick(context.Context, string) (bool, error)       { return true, nil }
 func (memSource) ClickLimitReached(context.Context, string) (bool, error) { return false, nil }
 
 func strp(s string) *string { return &s }
