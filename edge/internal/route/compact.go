@@ -21,9 +21,10 @@ import (
 //	[8:16)  ExpiresAt, Unix nanoseconds (flagExpires says there is one)
 //	[16]    flags
 //	[17:19) number of geo targets, [19:21) of device targets
-//	[21:…)  the end offset in s of every field, uint16 (uint32 with
-//	        flagWide, for a link of more than 64 KiB), fieldFixed fields
-//	        then the geo targets' and the device targets' key and value
+//	[21:…)  offsets in s, uint16 (uint32 with flagWide, for a link of
+//	        more than 64 KiB): where the first field starts, then where
+//	        each field ends (the fieldFixed fields, then the geo targets'
+//	        and the device targets' keys and values)
 //	…       the fields' bytes, each starting where the one before ends
 //
 // Its methods read fields out of s as substrings: a redirect reads a link
@@ -117,18 +118,21 @@ func build(f []string, flags byte, until, expires int64, geo, device int) Link {
 		text += len(s)
 	}
 	width := 2
-	if headerLen+2*len(f)+text > 0xffff {
+	if headerLen+2*(len(f)+1)+text > 0xffff {
 		width, flags = 4, flags|flagWide
 	}
-	b := make([]byte, headerLen+width*len(f), headerLen+width*len(f)+text)
+	table := headerLen + width*(len(f)+1)
+	b := make([]byte, table, table+text)
 	putUint(b[0:8], uint64(until))
 	putUint(b[8:16], uint64(expires))
 	b[16] = flags
 	putUint(b[17:19], uint64(geo))
 	putUint(b[19:21], uint64(device))
+	putUint(b[headerLen:headerLen+width], uint64(table))
 	for i, s := range f {
 		b = append(b, s...)
-		putUint(b[headerLen+width*i:headerLen+width*(i+1)], uint64(len(b)))
+		p := headerLen + width*(i+1)
+		putUint(b[p:p+width], uint64(len(b)))
 	}
 	return Link{s: string(b)}
 }
@@ -148,34 +152,23 @@ func uint64At(s string, i int) uint64 {
 
 func uint16At(s string, i int) int { return int(s[i]) | int(s[i+1])<<8 }
 
-// fields returns how many fields l has.
-func (l Link) fields() int {
-	return fieldFixed + 2*(uint16At(l.s, 17)+uint16At(l.s, 19))
-}
-
-// end returns the end offset of field i.
-func (l Link) end(i int) int {
-	if l.s[16]&flagWide == 0 {
-		return uint16At(l.s, headerLen+2*i)
-	}
-	p := headerLen + 4*i
-	return uint16At(l.s, p) | uint16At(l.s, p+2)<<16
-}
-
-// field returns field i.
+// field returns field i: the one read of a redirect, small enough to be
+// inlined.
 func (l Link) field(i int) string {
-	var start int
-	if i == 0 {
-		w := 2
-		if l.s[16]&flagWide != 0 {
-			w = 4
-		}
-		start = headerLen + w*l.fields()
-	} else {
-		start = l.end(i - 1)
+	if l.s[16]&flagWide == 0 {
+		p := headerLen + 2*i
+		return l.s[uint16At(l.s, p):uint16At(l.s, p+2)]
 	}
-	return l.s[start:l.end(i)]
+	return l.wideField(i)
 }
+
+// wideField is field for a link with 4-byte offsets.
+func (l Link) wideField(i int) string {
+	p := headerLen + 4*i
+	return l.s[uint32At(l.s, p):uint32At(l.s, p+4)]
+}
+
+func uint32At(s string, i int) int { return uint16At(s, i) | uint16At(s, i+2)<<16 }
 
 // IsZero reports whether l is no link (the zero Link).
 func (l Link) IsZero() bool { return l.s == "" }
@@ -235,7 +228,7 @@ func (l Link) ExpiredURL() string { return l.field(fieldExpiredURL) }
 func (l Link) PasswordHash() string { return l.field(fieldPassword) }
 
 // HasPassword reports whether the link asks for a password.
-func (l Link) HasPassword() bool { return l.end(fieldPassword) != l.end(fieldPassword-1) }
+func (l Link) HasPassword() bool { return l.field(fieldPassword) != "" }
 
 // Choose returns the target for the client, first match wins: the iOS or
 // Android deep link, the client's country, its device kind, the destination.
