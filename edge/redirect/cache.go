@@ -33,7 +33,7 @@ type cache struct {
 	// hits and misses count the link lookups (not the pages').
 	hits, misses prometheus.Counter
 
-	links   *ristretto.Cache[uint64, *route.Link]
+	links   *ristretto.Cache[uint64, route.Link]
 	bios    *ristretto.Cache[uint64, *bioPage]
 	loads   singleflight.Group
 	gen     atomic.Uint64 // bumped by every eviction; a load that raced one is not cached
@@ -57,16 +57,16 @@ func (c *cache) init(o Options, m *metrics) error {
 	c.hits, c.misses = m.cacheHits, m.cacheMisses
 	c.domains.init(o.Config.DefaultDomain)
 	// ristretto's TinyLFU admission keeps the links hit again and again over
-	// a flood of one-off slugs. Each entry costs 1, so MaxCost counts
-	// entries: ristretto otherwise adds the size of its own record of an
-	// entry (56 bytes) to every cost, and the cache held 1/57th of its size.
-	size := int64(o.Config.EdgeCacheLinks)
-	if size <= 0 {
-		size = config.DefaultEdgeCacheLinks
+	// a flood of one-off slugs. A link costs its bytes (linkCost), so that
+	// MaxCost bounds the cache's memory; ristretto's own estimate of its
+	// record (56 bytes) is left out, linkCost counts it.
+	maxCost := o.Config.EdgeCacheBytes
+	if maxCost <= 0 {
+		maxCost = config.DefaultEdgeCacheBytes
 	}
 	var err error
-	if c.links, err = ristretto.NewCache(&ristretto.Config[uint64, *route.Link]{
-		NumCounters: 8 * size, MaxCost: size, BufferItems: 64, IgnoreInternalCost: true,
+	if c.links, err = ristretto.NewCache(&ristretto.Config[uint64, route.Link]{
+		NumCounters: linkCounters(maxCost), MaxCost: maxCost, BufferItems: 64, IgnoreInternalCost: true,
 	}); err != nil {
 		return err
 	}
@@ -76,6 +76,30 @@ func (c *cache) init(o Options, m *metrics) error {
 	})
 	return err
 }
+
+// linkOverhead is what a cached link costs besides its compact form
+// (route.Link.Size): ristretto's record of it (its store's map entry, its
+// policy's entry, a share of its counters), measured by
+// BenchmarkEdgeMemPerLink (docs/benchmarks.md).
+const linkOverhead = 160
+
+// typicalLinkCost is what a cached link of the usual shape costs
+// (BenchmarkEdgeMemPerLink's links: a compact form of about 230 bytes).
+const typicalLinkCost = config.EdgeCacheBytesPerLink
+
+// linkCost is what the link l costs in the cache's bound: about its bytes of
+// live heap.
+func linkCost(l route.Link) int64 { return int64(l.Size()) + linkOverhead }
+
+// linkCounters is how many TinyLFU counters a link cache of maxCost bytes
+// keeps: counterPerLink per link of the usual size. ristretto suggests 10 per
+// entry; fewer cost less memory (2 bytes and 1.2 bits of doorkeeper each) at
+// some admission accuracy.
+func linkCounters(maxCost int64) int64 {
+	return max(counterPerLink*maxCost/typicalLinkCost, 1024)
+}
+
+const counterPerLink = 4
 
 // close stops the caches; evictions and loads leave them alone afterwards.
 func (c *cache) close() {
@@ -102,30 +126,26 @@ func linkKey(domain, slug []byte) uint64 {
 
 // link returns the compiled link of domain+slug, from the cache or the source.
 // Entries carry their own expiry, checked against the request's clock reading.
-func (c *cache) link(ctx context.Context, domain string, slug []byte, now time.Time) (*route.Link, error) {
+func (c *cache) link(ctx context.Context, domain string, slug []byte, now time.Time) (route.Link, error) {
 	key := linkKey([]byte(domain), slug)
-	if l, ok := c.links.Get(key); ok && l.Domain == domain && l.Slug == string(slug) && now.Before(l.CachedUntil) {
+	if l, ok := c.links.Get(key); ok && l.Is(domain, slug) && l.Fresh(now) {
 		c.hits.Inc()
 		return l, nil
 	}
 	c.misses.Inc()
 	s := string(slug)
-	return load(c, c.links, domain+"\x00"+s, key, func() (*route.Link, error) {
+	return load(c, c.links, domain+"\x00"+s, key, linkCost, func() (route.Link, error) {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 		defer cancel()
 		l, err := c.src.ResolveLink(ctx, domain, s)
-		var rl *route.Link
-		ttl := c.linkTTL
 		switch {
 		case fault.Is(err, fault.NotFound):
-			rl, ttl = route.Absent(domain, s), c.absTTL
+			return route.NewAbsent(domain, s, c.now().Add(c.absTTL)), nil
 		case err != nil:
-			return nil, err
+			return route.Link{}, err
 		default:
-			rl = route.Compile(l)
+			return route.Compile(l, c.now().Add(c.linkTTL)), nil
 		}
-		rl.CachedUntil = c.now().Add(ttl)
-		return rl, nil
 	})
 }
 
@@ -137,7 +157,7 @@ func (c *cache) page(ctx context.Context, domain, slug string, now time.Time) (*
 	if p, ok := c.bios.Get(key); ok && p.Domain == domain && p.Slug == slug && now.Before(p.CachedUntil) {
 		return p, nil
 	}
-	return load(c, c.bios, "bio\x00"+domain+"\x00"+slug, key, func() (*bioPage, error) {
+	return load(c, c.bios, "bio\x00"+domain+"\x00"+slug, key, pageCost, func() (*bioPage, error) {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 		defer cancel()
 		g, err := c.src.ResolveGallery(ctx, domain, slug)
@@ -156,11 +176,14 @@ func (c *cache) page(ctx context.Context, domain, slug string, now time.Time) (*
 	})
 }
 
+// pageCost: pages cost 1 each.
+func pageCost(*bioPage) int64 { return 1 }
+
 // load reads the entry of key with read, once for all the requests that ask
-// for flight at the same time, and keeps it in m unless an eviction came
+// for flight at the same time, and keeps it in m at its cost unless an eviction came
 // while it read: what it read may then be older than the change, so it is
 // served once and not cached.
-func load[V any](c *cache, m *ristretto.Cache[uint64, V], flight string, key uint64, read func() (V, error)) (V, error) {
+func load[V any](c *cache, m *ristretto.Cache[uint64, V], flight string, key uint64, cost func(V) int64, read func() (V, error)) (V, error) {
 	v, err, _ := c.loads.Do(flight, func() (any, error) {
 		gen := c.gen.Load()
 		v, err := read()
@@ -169,7 +192,7 @@ func load[V any](c *cache, m *ristretto.Cache[uint64, V], flight string, key uin
 		}
 		c.mu.Lock()
 		if c.gen.Load() == gen && !c.closed {
-			m.Set(key, v, 1)
+			m.Set(key, v, cost(v))
 		}
 		c.mu.Unlock()
 		return v, nil

@@ -6,14 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"shortlink.dev/edge/internal/route"
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/link"
 )
 
-// TestLinkCacheSize: the edge keeps as many links as SHORTLINK_EDGE_CACHE_LINKS
-// says, and no more.
+// TestLinkCacheSize: the edge keeps as many links as its bound has room for
+// (SHORTLINK_EDGE_CACHE_LINKS, the older setting, counts links of the usual
+// size), and no more: SHORTLINK_EDGE_CACHE_BYTES bounds what they cost.
 func TestLinkCacheSize(t *testing.T) {
 	const links = 5000
 	src := mapSource{}
@@ -22,10 +24,12 @@ func TestLinkCacheSize(t *testing.T) {
 		src["localhost:8081/"+slug] = &link.Link{ID: "lnk_" + slug, WorkspaceID: "ws", Domain: "localhost:8081",
 			Slug: slug, DestinationURL: "https://example.com/" + slug, Tags: []string{}}
 	}
-	cached := func(t *testing.T, size int) int {
+	// cached returns how many links a cache bounded by the setting
+	// name=size holds, and what they cost.
+	cached := func(t *testing.T, name string, size int) (n int, cost int64) {
 		t.Helper()
 		cfg, err := config.Load(func(k string) string {
-			if k == "SHORTLINK_EDGE_CACHE_LINKS" {
+			if k == name {
 				return strconv.Itoa(size)
 			}
 			return ""
@@ -47,19 +51,23 @@ func TestLinkCacheSize(t *testing.T) {
 			}
 		}
 		e.cache.links.Wait()
-		n := 0
 		for i := range links {
-			if _, ok := e.cache.links.Get(linkKey([]byte("localhost:8081"), []byte("s"+strconv.Itoa(i)))); ok {
+			if l, ok := e.cache.links.Get(linkKey([]byte("localhost:8081"), []byte("s"+strconv.Itoa(i)))); ok {
 				n++
+				cost += linkCost(l)
 			}
 		}
-		return n
+		return n, cost
 	}
-	if n := cached(t, 2*links); n < links*99/100 {
+	if n, _ := cached(t, "SHORTLINK_EDGE_CACHE_LINKS", 2*links); n < links*99/100 {
 		t.Errorf("a cache of %d links holds %d of %d links asked once", 2*links, n, links)
 	}
-	if n := cached(t, 100); n > 100 {
+	if n, _ := cached(t, "SHORTLINK_EDGE_CACHE_LINKS", 100); n > 100*config.EdgeCacheBytesPerLink/int(linkCost(route.Compile(src["localhost:8081/s1"], time.Now()))) {
 		t.Errorf("a cache of 100 links holds %d", n)
+	}
+	const bound = 1 << 16
+	if n, cost := cached(t, "SHORTLINK_EDGE_CACHE_BYTES", bound); cost > bound || n < 100 {
+		t.Errorf("a cache of %d bytes holds %d links that cost %d bytes", bound, n, cost)
 	}
 }
 
@@ -104,8 +112,8 @@ func TestResetForgetsEveryCachedLink(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got == nil || got.ID != "lnk_new_"+slug {
-			t.Fatalf("%s after a reset: %+v, want the link read again", slug, got)
+		if got.IsZero() || got.ID() != "lnk_new_"+slug {
+			t.Fatalf("%s after a reset: link %q, want the link read again", slug, got.ID())
 		}
 	}
 }

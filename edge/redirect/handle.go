@@ -76,7 +76,7 @@ func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
 		e.page(ctx, fasthttp.StatusServiceUnavailable, page.Unavailable, e.metrics.failed)
 		return
 	}
-	if l.Absent || l.Archived {
+	if l.Absent() || l.Archived() {
 		e.page(ctx, fasthttp.StatusNotFound, page.NotFound, e.metrics.notFound)
 		return
 	}
@@ -89,7 +89,7 @@ func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
 	agent := e.agents.Parse(ua)
 	counted := !head && !agent.Bot
 
-	if l.PasswordHash != "" && !e.cookie.valid(ctx, l, now) {
+	if l.HasPassword() && !e.cookie.valid(ctx, l, now) {
 		if !e.unlock(ctx, l, now) {
 			return
 		}
@@ -99,7 +99,7 @@ func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 
-	if l.HasLimit && !e.allowedByLimit(ctx, l, counted) {
+	if l.HasLimit() && !e.allowedByLimit(ctx, l, counted) {
 		e.gone(ctx, l, page.LimitReached)
 		return
 	}
@@ -116,7 +116,7 @@ func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
 		to = route.Merge(to, queryValues(args))
 	}
 	if to == "" {
-		e.log.Error("link has no usable target", "link", l.ID)
+		e.log.Error("link has no usable target", "link", l.ID())
 		e.page(ctx, fasthttp.StatusNotFound, page.NotFound, e.metrics.notFound)
 		return
 	}
@@ -132,7 +132,7 @@ func (e *Edge) Handle(ctx *fasthttp.RequestCtx) {
 	}
 	ev := click.Event{
 		V: click.Version, ID: click.NewEventID(), Time: now.UTC(),
-		LinkID: l.ID, WorkspaceID: l.WorkspaceID, Domain: l.Domain, Slug: l.Slug, Target: to,
+		LinkID: l.ID(), WorkspaceID: l.WorkspaceID(), Domain: l.Domain(), Slug: l.Slug(), Target: to,
 		Country: place.Country, City: place.City, Device: agent.Device, Browser: agent.Browser, OS: agent.OS,
 		Trigger: trigger, QRID: qrID, Bot: agent.Bot,
 		Visitor: e.hasher.Visitor(now, ip, agent.Hash),
@@ -164,29 +164,29 @@ func (e *Edge) requestTime(ctx *fasthttp.RequestCtx) time.Time {
 
 // allowedByLimit charges a counted click against the link's clickLimit, or, for
 // HEAD and bots, which use up nothing, only checks that some is left.
-func (e *Edge) allowedByLimit(ctx *fasthttp.RequestCtx, l *route.Link, counted bool) bool {
+func (e *Edge) allowedByLimit(ctx *fasthttp.RequestCtx, l route.Link, counted bool) bool {
 	c, cancel := context.WithTimeout(storeCtx, loadTimeout)
 	defer cancel()
 	if counted {
-		ok, err := e.src.ChargeClick(c, l.ID)
+		ok, err := e.src.ChargeClick(c, l.ID())
 		if err != nil {
 			// Failing closed would take a limited link down with the store;
 			// failing open could overshoot the limit. An unreachable store is
 			// rare and brief: redirect, and log it.
-			e.log.Error("click limit charge failed; redirecting uncharged", "link", l.ID, "err", err)
+			e.log.Error("click limit charge failed; redirecting uncharged", "link", l.ID(), "err", err)
 			return true
 		}
 		return ok
 	}
-	reached, err := e.src.ClickLimitReached(c, l.ID)
+	reached, err := e.src.ClickLimitReached(c, l.ID())
 	return err != nil || !reached
 }
 
 // gone answers an expired or used-up link: its expiredUrl, or the 410 page
 // that says which (page.Gone or page.LimitReached).
-func (e *Edge) gone(ctx *fasthttp.RequestCtx, l *route.Link, body []byte) {
-	if l.ExpiredURL != "" {
-		ctx.Response.Header.Set("Location", l.ExpiredURL)
+func (e *Edge) gone(ctx *fasthttp.RequestCtx, l route.Link, body []byte) {
+	if l.ExpiredURL() != "" {
+		ctx.Response.Header.Set("Location", l.ExpiredURL())
 		ctx.Response.Header.Set("Cache-Control", "no-store")
 		ctx.SetStatusCode(fasthttp.StatusFound)
 		e.metrics.gone.Inc()

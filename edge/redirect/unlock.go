@@ -25,7 +25,7 @@ import (
 // reports true when the request carried the right password (the redirect goes
 // on); otherwise it has answered with the form, or 429 after too many wrong
 // tries or while the edge checks as many passwords as it may at once.
-func (e *Edge) unlock(ctx *fasthttp.RequestCtx, l *route.Link, now time.Time) bool {
+func (e *Edge) unlock(ctx *fasthttp.RequestCtx, l route.Link, now time.Time) bool {
 	if !ctx.IsPost() {
 		e.page(ctx, fasthttp.StatusUnauthorized, page.Password, e.metrics.password)
 		return false
@@ -38,7 +38,7 @@ func (e *Edge) unlock(ctx *fasthttp.RequestCtx, l *route.Link, now time.Time) bo
 		// few tries that may wait for it) is answered at once, without even
 		// a count in the store; such a try is not counted (it was not checked).
 		var admitted bool
-		if ticket, admitted = e.pwGate.acquire(l.PasswordHash); !admitted {
+		if ticket, admitted = e.pwGate.acquire(l.PasswordHash()); !admitted {
 			e.metrics.passwordShed.Inc()
 			ctx.Response.Header.Set("Retry-After", "1")
 			e.page(ctx, fasthttp.StatusTooManyRequests, page.Busy, e.metrics.tooMany)
@@ -48,13 +48,13 @@ func (e *Edge) unlock(ctx *fasthttp.RequestCtx, l *route.Link, now time.Time) bo
 	// The try is counted before the password is checked, and stays counted
 	// unless it was right: however many arrive at once, no more are checked
 	// than the lockout allows.
-	res, wait, err := e.reserveTry(storeCtx, l.ID, e.clientIP(ctx), now)
+	res, wait, err := e.reserveTry(storeCtx, l.ID(), e.clientIP(ctx), now)
 	if err != nil || wait > 0 {
 		if check {
 			e.pwGate.release(ticket, false)
 		}
 		if err != nil {
-			e.log.Error("cannot count a password try", "link", l.ID, "err", err)
+			e.log.Error("cannot count a password try", "link", l.ID(), "err", err)
 			ctx.Response.Header.Set("Retry-After", "5")
 			e.page(ctx, fasthttp.StatusServiceUnavailable, page.Unavailable, e.metrics.failed)
 			return false
@@ -66,7 +66,7 @@ func (e *Edge) unlock(ctx *fasthttp.RequestCtx, l *route.Link, now time.Time) bo
 	ok := false
 	if check {
 		e.metrics.passwordChecks.Inc()
-		ok, _ = argon2id.ComparePasswordAndHash(string(pw), l.PasswordHash)
+		ok, _ = argon2id.ComparePasswordAndHash(string(pw), l.PasswordHash())
 		e.pwGate.release(ticket, true)
 	}
 	if !ok {
@@ -86,27 +86,27 @@ const unlockTTL = 24 * time.Hour
 // password hash, so a new password locks every browser out again.
 type cookieSigner struct{ key []byte }
 
-func cookieName(l *route.Link) string { return "sl_unlock_" + l.ID }
+func cookieName(l route.Link) string { return "sl_unlock_" + l.ID() }
 
-func (s cookieSigner) sign(l *route.Link, exp int64) string {
+func (s cookieSigner) sign(l route.Link, exp int64) string {
 	m := hmac.New(sha256.New, s.key)
-	m.Write([]byte(l.ID))
+	m.Write([]byte(l.ID()))
 	m.Write([]byte{0})
 	m.Write([]byte(strconv.FormatInt(exp, 10)))
 	m.Write([]byte{0})
-	m.Write([]byte(l.PasswordHash))
+	m.Write([]byte(l.PasswordHash()))
 	return hex.EncodeToString(m.Sum(nil))
 }
 
 // set gives the visitor the unlock cookie; secure marks it Secure, for
 // visitors on https, whose browser then never sends it over plain http.
-func (s cookieSigner) set(ctx *fasthttp.RequestCtx, l *route.Link, now time.Time, secure bool) {
+func (s cookieSigner) set(ctx *fasthttp.RequestCtx, l route.Link, now time.Time, secure bool) {
 	exp := now.Add(unlockTTL).Unix()
 	c := fasthttp.AcquireCookie()
 	defer fasthttp.ReleaseCookie(c)
 	c.SetKey(cookieName(l))
 	c.SetValue(strconv.FormatInt(exp, 10) + "." + s.sign(l, exp))
-	c.SetPath("/" + l.Slug)
+	c.SetPath("/" + l.Slug())
 	c.SetMaxAge(int(unlockTTL / time.Second))
 	c.SetHTTPOnly(true)
 	c.SetSameSite(fasthttp.CookieSameSiteLaxMode)
@@ -114,7 +114,7 @@ func (s cookieSigner) set(ctx *fasthttp.RequestCtx, l *route.Link, now time.Time
 	ctx.Response.Header.SetCookie(c)
 }
 
-func (s cookieSigner) valid(ctx *fasthttp.RequestCtx, l *route.Link, now time.Time) bool {
+func (s cookieSigner) valid(ctx *fasthttp.RequestCtx, l route.Link, now time.Time) bool {
 	v := ctx.Request.Header.Cookie(cookieName(l))
 	if len(v) == 0 {
 		return false

@@ -64,8 +64,14 @@ type Config struct {
 	// StripePrices maps catalog price ids (price_pro_monthly, …) to the Stripe
 	// price ids Checkout sells; a catalog id without one is sent to Stripe as is.
 	StripePrices map[string]string
-	// EdgeCacheLinks is how many compiled links (and absences) an edge keeps
-	// in memory (SHORTLINK_EDGE_CACHE_LINKS).
+	// EdgeCacheBytes bounds the memory of an edge's compiled links (and
+	// absences), in bytes (SHORTLINK_EDGE_CACHE_BYTES; else
+	// SHORTLINK_EDGE_CACHE_LINKS × EdgeCacheBytesPerLink; else
+	// DefaultEdgeCacheBytes).
+	EdgeCacheBytes int64
+	// EdgeCacheLinks is SHORTLINK_EDGE_CACHE_LINKS, the count of links the
+	// cache was bounded by before it was bounded by bytes; 0 when unset.
+	// It only sets EdgeCacheBytes.
 	EdgeCacheLinks int
 	// ClicksLostAfter is how long after a limited link's ledger charged a
 	// click the click may still reach the store; later, it counts in
@@ -101,20 +107,31 @@ type Config struct {
 	ImportLease time.Duration
 }
 
-// DefaultEdgeCacheLinks is SHORTLINK_EDGE_CACHE_LINKS's default: 131,072
-// links. A cached link of the usual size is about 480 bytes of live heap
-// (ristretto's counters included), so about 60 MiB; the process's RSS is up
-// to twice its live heap with Go's default GOGC (1.3 GiB measured with 1M
-// links cached, docs/benchmarks.md).
-const DefaultEdgeCacheLinks = 1 << 17
+// DefaultEdgeCacheBytes is the default bound of an edge's link cache when
+// neither SHORTLINK_EDGE_CACHE_BYTES nor SHORTLINK_EDGE_CACHE_LINKS is set:
+// 64 MiB of live heap, about 170,000 links of the usual shape (a link's
+// compact form and ristretto's record of it, docs/edge.md). The process's
+// RSS is up to twice its live heap with Go's default GOGC.
+const DefaultEdgeCacheBytes = 64 << 20
+
+// EdgeCacheBytesPerLink is what SHORTLINK_EDGE_CACHE_LINKS counts a link
+// as, in bytes of the cache's bound: about what a link of the usual shape
+// costs (docs/benchmarks.md, "Edge memory per cached link").
+const EdgeCacheBytesPerLink = 390
+
+// minEdgeCacheBytes and maxEdgeCacheBytes bound SHORTLINK_EDGE_CACHE_BYTES.
+const (
+	minEdgeCacheBytes = 1 << 16
+	maxEdgeCacheBytes = 1 << 40
+)
 
 // DefaultClickSpoolMaxBytes is SHORTLINK_CLICK_SPOOL_MAX_BYTES's default:
 // 1 GiB of clicks on disk, about 8 million clicks of the usual size, hours
 // of a busy edge's clicks while Kafka is away.
 const DefaultClickSpoolMaxBytes = 1 << 30
 
-// maxEdgeCacheLinks bounds SHORTLINK_EDGE_CACHE_LINKS: ristretto keeps 8
-// counters per entry, and 2^26 links is tens of GiB.
+// maxEdgeCacheLinks bounds SHORTLINK_EDGE_CACHE_LINKS: 2^26 links is
+// about 25 GiB.
 const maxEdgeCacheLinks = 1 << 26
 
 // option is one setting: its variable, default, and how to parse it into c.
@@ -316,7 +333,21 @@ var options = []option{
 		c.WebhookBreaker = webhook.Breaker{Threshold: n, Cooldown: first, MaxCooldown: longest}
 		return nil
 	}},
-	{"SHORTLINK_EDGE_CACHE_LINKS", strconv.Itoa(DefaultEdgeCacheLinks), func(c *Config, v string) error {
+	{"SHORTLINK_EDGE_CACHE_BYTES", "", func(c *Config, v string) error {
+		if v == "" {
+			return nil // Load resolves it
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < minEdgeCacheBytes || n > maxEdgeCacheBytes {
+			return fmt.Errorf("must be a whole number of bytes from %d to %d", minEdgeCacheBytes, int64(maxEdgeCacheBytes))
+		}
+		c.EdgeCacheBytes = n
+		return nil
+	}},
+	{"SHORTLINK_EDGE_CACHE_LINKS", "", func(c *Config, v string) error {
+		if v == "" {
+			return nil
+		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxEdgeCacheLinks {
 			return fmt.Errorf("must be a whole number of links from 1 to %d", maxEdgeCacheLinks)
@@ -464,6 +495,14 @@ func Load(getenv func(string) string) (*Config, error) {
 			}
 			return nil, fmt.Errorf("invalid setting %s=%q: %w", o.name, v, err)
 		}
+	}
+	switch {
+	case c.EdgeCacheBytes > 0 && c.EdgeCacheLinks > 0:
+		return nil, fmt.Errorf("invalid settings SHORTLINK_EDGE_CACHE_BYTES and SHORTLINK_EDGE_CACHE_LINKS: set one (the bytes; the links are the older form)")
+	case c.EdgeCacheLinks > 0:
+		c.EdgeCacheBytes = int64(c.EdgeCacheLinks) * EdgeCacheBytesPerLink
+	case c.EdgeCacheBytes == 0:
+		c.EdgeCacheBytes = DefaultEdgeCacheBytes
 	}
 	if c.BillingProcessor == "stripe" && c.StripeSecretKey == "" {
 		return nil, fmt.Errorf("invalid setting SHORTLINK_STRIPE_SECRET_KEY: required when SHORTLINK_BILLING_PROCESSOR=stripe")

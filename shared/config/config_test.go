@@ -46,7 +46,7 @@ func TestLoadDefaults(t *testing.T) {
 			workspace.Scale: 730, workspace.Enterprise: -1,
 		},
 		WebhookRetries:     []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, time.Hour},
-		EdgeCacheLinks:     131072,
+		EdgeCacheBytes:     64 << 20,
 		ClicksLostAfter:    10 * time.Minute,
 		ClickSpoolMaxBytes: 1 << 30,
 		ClickFlushInterval: 200 * time.Millisecond,
@@ -105,7 +105,8 @@ func TestNamesMatchContract(t *testing.T) {
 		"SHORTLINK_STRIPE_API_BASE":               "",
 		"SHORTLINK_STRIPE_WEBHOOK_SECRET":         "",
 		"SHORTLINK_STRIPE_PRICES":                 "",
-		"SHORTLINK_EDGE_CACHE_LINKS":              "131072",
+		"SHORTLINK_EDGE_CACHE_BYTES":              "",
+		"SHORTLINK_EDGE_CACHE_LINKS":              "",
 		"SHORTLINK_CLICKS_LOST_AFTER":             "10m",
 		"SHORTLINK_CLICK_SPOOL_MAX_BYTES":         "1073741824",
 		"SHORTLINK_CLICK_FLUSH_INTERVAL":          "200ms",
@@ -234,6 +235,10 @@ func TestLoadRejects(t *testing.T) {
 		{"SHORTLINK_EDGE_CACHE_LINKS", "-5", nil},
 		{"SHORTLINK_EDGE_CACHE_LINKS", "1e6", nil},
 		{"SHORTLINK_EDGE_CACHE_LINKS", "67108865", nil},
+		{"SHORTLINK_EDGE_CACHE_BYTES", "65535", nil},
+		{"SHORTLINK_EDGE_CACHE_BYTES", "64MiB", nil},
+		{"SHORTLINK_EDGE_CACHE_BYTES", "1099511627777", nil},
+		{"SHORTLINK_EDGE_CACHE_BYTES", "1073741824", map[string]string{"SHORTLINK_EDGE_CACHE_LINKS": "1000"}},
 		{"SHORTLINK_WEBHOOK_CA_FILE", "/nonexistent/ca.pem", nil},
 		{"SHORTLINK_BILLING_PROCESSOR", "paypal", nil},
 		{"SHORTLINK_STRIPE_API_BASE", "ftp://localhost:12111", nil},
@@ -266,6 +271,28 @@ func TestLoadRejects(t *testing.T) {
 				t.Errorf("error %q is more than one line", msg)
 			}
 		})
+	}
+}
+
+// TestEdgeMemCacheBytes: SHORTLINK_EDGE_CACHE_BYTES bounds the edge's
+// link cache in bytes; the older SHORTLINK_EDGE_CACHE_LINKS still works, as
+// that many links of the usual size.
+func TestEdgeMemCacheBytes(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want int64
+	}{
+		{map[string]string{}, DefaultEdgeCacheBytes},
+		{map[string]string{"SHORTLINK_EDGE_CACHE_BYTES": "3221225472"}, 3 << 30},
+		{map[string]string{"SHORTLINK_EDGE_CACHE_LINKS": "1000"}, 1000 * EdgeCacheBytesPerLink},
+	} {
+		c, err := Load(env(tc.env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.EdgeCacheBytes != tc.want {
+			t.Errorf("%v: EdgeCacheBytes %d, want %d", tc.env, c.EdgeCacheBytes, tc.want)
+		}
 	}
 }
 
@@ -362,6 +389,7 @@ func TestLoadAccepts(t *testing.T) {
 		StripeWebhookSecret: "whsec_x",
 		StripePrices:        map[string]string{"price_pro_monthly": "price_1Pro", "price_scale_annual": "price_1Scale"},
 		EdgeCacheLinks:      1 << 20,
+		EdgeCacheBytes:      1 << 20 * EdgeCacheBytesPerLink,
 		ClicksLostAfter:     3 * time.Second,
 		ClickSpoolMaxBytes:  5 << 20,
 		ClickFlushInterval:  50 * time.Millisecond,

@@ -8,94 +8,15 @@ import (
 	"net/url"
 	"sort"
 	"strings"
-	"time"
 
 	"shortlink.dev/shared/link"
 )
-
-// Link is a link compiled for the edge. An absent link (no such slug) is cached
-// too, with Absent set.
-type Link struct {
-	Domain, Slug string
-	Absent       bool
-	// CachedUntil is when the edge's cache must read the link again.
-	CachedUntil time.Time
-
-	ID, WorkspaceID string
-	Archived        bool
-	// ExpiresAt is zero without expiry.
-	ExpiresAt  time.Time
-	ExpiredURL string
-	HasLimit   bool
-	// PasswordHash is the argon2id hash; empty without a password.
-	PasswordHash string
-
-	ios, android string
-	geo          map[string]string
-	device       map[string]string
-	destination  string
-}
 
 // Client is what the target choice needs to know of the visitor.
 type Client struct {
 	OS      string // "iOS", "Android", …
 	Country string
 	Device  string // click.DeviceDesktop, DeviceMobile, DeviceTablet
-}
-
-// Compile prepares l for the edge: every target gets the UTM parameters.
-func Compile(l *link.Link) *Link {
-	c := &Link{
-		Domain: l.Domain, Slug: l.Slug, ID: l.ID, WorkspaceID: l.WorkspaceID,
-		Archived: l.IsArchived, HasLimit: l.ClickLimit != nil, PasswordHash: l.PasswordHash,
-	}
-	if l.ExpiresAt != nil {
-		c.ExpiresAt = *l.ExpiresAt
-	}
-	if l.ExpiredURL != nil {
-		c.ExpiredURL = Normalize(*l.ExpiredURL)
-	}
-	utm := utmParams(l.UTM)
-	c.destination = withParams(l.DestinationURL, utm)
-	if l.IOSURL != nil {
-		c.ios = withParams(*l.IOSURL, utm)
-	}
-	if l.AndroidURL != nil {
-		c.android = withParams(*l.AndroidURL, utm)
-	}
-	c.geo = prepared(l.GeoTargets, utm)
-	c.device = prepared(l.DeviceTargets, utm)
-	return c
-}
-
-// Absent returns the cache entry of a slug that does not exist.
-func Absent(domain, slug string) *Link {
-	return &Link{Domain: domain, Slug: slug, Absent: true}
-}
-
-// Choose returns the target for the client, first match wins: the iOS or
-// Android deep link, the client's country, its device kind, the destination.
-func (l *Link) Choose(c Client) string {
-	switch {
-	case l.ios != "" && c.OS == "iOS":
-		return l.ios
-	case l.android != "" && c.OS == "Android":
-		return l.android
-	}
-	if c.Country != "" {
-		if t, ok := l.geo[c.Country]; ok {
-			return t
-		}
-	}
-	if t, ok := l.device[c.Device]; ok {
-		return t
-	}
-	return l.destination
-}
-
-// Expired reports whether the link is past its expiry at now.
-func (l *Link) Expired(now time.Time) bool {
-	return !l.ExpiresAt.IsZero() && !now.Before(l.ExpiresAt)
 }
 
 // Merge sets each query parameter of the request on the target, replacing
@@ -198,15 +119,4 @@ func withParams(raw string, params [][2]string) string {
 		u.RawQuery = setParams(u.RawQuery, params)
 	}
 	return u.String()
-}
-
-func prepared(m map[string]string, utm [][2]string) map[string]string {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[strings.TrimSpace(k)] = withParams(v, utm)
-	}
-	return out
 }

@@ -19,7 +19,7 @@ func TestChooseFirstMatchWins(t *testing.T) {
 		AndroidURL:     ptr("https://play.example/android"),
 		GeoTargets:     map[string]string{"DE": "https://example.de/"},
 		DeviceTargets:  map[string]string{"mobile": "https://m.example.com/", "tablet": "https://t.example.com/"},
-	})
+	}, time.Time{})
 	tests := []struct {
 		name   string
 		client Client
@@ -46,7 +46,7 @@ func TestUTMIsSetOnEveryTarget(t *testing.T) {
 		DestinationURL: "https://example.com/p?utm_source=old&keep=1",
 		GeoTargets:     map[string]string{"US": "https://us.example.com/"},
 		UTM:            link.UTM{Source: ptr("news"), Campaign: ptr("spring sale")},
-	})
+	}, time.Time{})
 	dest := l.Choose(Client{})
 	u, _ := url.Parse(dest)
 	if q := u.Query(); q.Get("utm_source") != "news" || q.Get("utm_campaign") != "spring sale" || q.Get("keep") != "1" || len(q["utm_source"]) != 1 {
@@ -71,10 +71,10 @@ func TestMerge(t *testing.T) {
 
 func TestExpired(t *testing.T) {
 	now := time.Now()
-	if Compile(&link.Link{DestinationURL: "https://a.example"}).Expired(now) {
+	if Compile(&link.Link{DestinationURL: "https://a.example"}, time.Time{}).Expired(now) {
 		t.Fatal("a link without expiry expired")
 	}
-	l := Compile(&link.Link{DestinationURL: "https://a.example", ExpiresAt: ptr(now)})
+	l := Compile(&link.Link{DestinationURL: "https://a.example", ExpiresAt: ptr(now)}, time.Time{})
 	if !l.Expired(now) || l.Expired(now.Add(-time.Second)) {
 		t.Fatal("expiry is not exact")
 	}
@@ -89,7 +89,7 @@ func FuzzMerge(f *testing.F) {
 		if link.CheckAppURL(dest) != "" {
 			return
 		}
-		target := Compile(&link.Link{DestinationURL: dest}).Choose(Client{})
+		target := Compile(&link.Link{DestinationURL: dest}, time.Time{}).Choose(Client{})
 		got := Merge(target, url.Values{key: {value}})
 		if strings.ContainsAny(got, "\r\n\x00") {
 			t.Fatalf("Merge(%q, %q=%q) = %q holds a control character", dest, key, value, got)
@@ -108,20 +108,20 @@ func TestIDNLocation(t *testing.T) {
 		GeoTargets:     map[string]string{"DE": "https://bücher.example/straße?q=ä"},
 		DeviceTargets:  map[string]string{"mobile": "https://bücher.example/straße?q=ä"},
 		IOSURL:         ptr("https://bücher.example/straße?q=ä"),
-	})
+	}, time.Time{})
 	for _, c := range []Client{{}, {Country: "DE"}, {Device: click.DeviceMobile}, {OS: "iOS"}} {
 		if got := l.Choose(c); got != want {
 			t.Errorf("Choose(%+v) = %q, want %q", c, got, want)
 		}
 	}
-	if l.ExpiredURL != want {
-		t.Errorf("ExpiredURL = %q, want %q", l.ExpiredURL, want)
+	if l.ExpiredURL() != want {
+		t.Errorf("ExpiredURL = %q, want %q", l.ExpiredURL(), want)
 	}
 	if got := Merge(l.Choose(Client{}), url.Values{"x": {"ü"}}); got != want+"&x=%C3%BC" {
 		t.Errorf("Merge = %q, want %q", got, want+"&x=%C3%BC")
 	}
 	// What the API stores now goes out as it is.
-	if got := Compile(&link.Link{DestinationURL: want}).Choose(Client{}); got != want {
+	if got := Compile(&link.Link{DestinationURL: want}, time.Time{}).Choose(Client{}); got != want {
 		t.Errorf("Choose of the stored form = %q, want %q", got, want)
 	}
 }
