@@ -95,6 +95,9 @@ type Config struct {
 	// SMTP is where invites are emailed from (SHORTLINK_SMTP_URL, smtp.go);
 	// nil when unset: invite links are then only shown to copy.
 	SMTP *SMTP
+	// PublicURL is the dashboard's public origin (SHORTLINK_PUBLIC_URL),
+	// "" when unset: see DashboardURL.
+	PublicURL string
 	// ImportMaxBytes bounds the file of an import (SHORTLINK_IMPORT_MAX_BYTES).
 	ImportMaxBytes int64
 	// ImportPause is the rest an import job takes between two batches of
@@ -431,6 +434,18 @@ var options = []option{
 		c.SMTP, err = ParseSMTPURL(v)
 		return err
 	}},
+	{"SHORTLINK_PUBLIC_URL", "", func(c *Config, v string) error {
+		if v == "" {
+			return nil
+		}
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("must be the dashboard's public origin, like https://links.example.com")
+		}
+		c.PublicURL = u.Scheme + "://" + u.Host
+		return nil
+	}},
 	{"SHORTLINK_BILLING_PROCESSOR", "local", func(c *Config, v string) error {
 		if v != "local" && v != "stripe" {
 			return fmt.Errorf("must be local or stripe")
@@ -633,4 +648,19 @@ func isBase62(s string) bool {
 		}
 	}
 	return true
+}
+
+// DashboardURL returns the origin people reach the dashboard at, for links
+// the server sends (the emailed invite): SHORTLINK_PUBLIC_URL, else
+// SHORTLINK_API_ADDR when it names a fixed address (http), else "" (not
+// known). Never a request's Host header, which its sender chooses.
+func (c *Config) DashboardURL() string {
+	if c.PublicURL != "" {
+		return c.PublicURL
+	}
+	host, port, err := net.SplitHostPort(c.APIAddr)
+	if ip := net.ParseIP(host); err != nil || host == "" || (ip != nil && ip.IsUnspecified()) || port == "0" {
+		return ""
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }

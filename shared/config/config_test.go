@@ -127,6 +127,7 @@ func TestNamesMatchContract(t *testing.T) {
 		"SHORTLINK_OIDC_DEFAULT_ROLE":             "",
 		"SHORTLINK_OIDC_WORKSPACE":                "default",
 		"SHORTLINK_SMTP_URL":                      "",
+		"SHORTLINK_PUBLIC_URL":                    "",
 	}
 	got := map[string]string{}
 	for _, nd := range Names() {
@@ -500,6 +501,28 @@ func TestLoadHidesSecretValues(t *testing.T) {
 		_, err := Load(env(map[string]string{name: value}))
 		if err == nil || !strings.Contains(err.Error(), name) || strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("%s: error %v must name the setting and hide its value", name, err)
+		}
+	}
+}
+
+// TestMemberSecPublicURL: SHORTLINK_PUBLIC_URL is an origin; without it the
+// dashboard's address is SHORTLINK_API_ADDR's when that is a fixed one.
+func TestMemberSecPublicURL(t *testing.T) {
+	for v, want := range map[string]string{"https://links.example.com/": "https://links.example.com", "http://10.0.0.5:8080": "http://10.0.0.5:8080"} {
+		c, err := Load(env(map[string]string{"SHORTLINK_PUBLIC_URL": v}))
+		if err != nil || c.PublicURL != want || c.DashboardURL() != want {
+			t.Errorf("%q: %+v %v", v, c, err)
+		}
+	}
+	for _, v := range []string{"links.example.com", "ftp://x", "https://x/path", "https://u:p@x", "https://x/?a=1"} {
+		if _, err := Load(env(map[string]string{"SHORTLINK_PUBLIC_URL": v})); err == nil || !strings.Contains(err.Error(), "SHORTLINK_PUBLIC_URL") {
+			t.Errorf("%q accepted: %v", v, err)
+		}
+	}
+	for addr, want := range map[string]string{"127.0.0.1:8080": "http://127.0.0.1:8080", "0.0.0.0:8080": "", "[::]:80": "", "127.0.0.1:0": "", ":8080": ""} {
+		c, err := Load(env(map[string]string{"SHORTLINK_API_ADDR": addr}))
+		if err != nil || c.DashboardURL() != want {
+			t.Errorf("SHORTLINK_API_ADDR %q: dashboard %q, want %q (%v)", addr, c.DashboardURL(), want, err)
 		}
 	}
 }

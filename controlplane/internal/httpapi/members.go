@@ -97,7 +97,11 @@ func (a *API) createInvite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principalOf(r.Context())
-	res, err := a.members.InviteAndSend(r.Context(), p.Workspace, p.Key, in, a.baseURL(r)+JoinPrefix)
+	mailBase := ""
+	if base := a.cfg.DashboardURL(); base != "" {
+		mailBase = base + JoinPrefix
+	}
+	res, err := a.members.InviteAndSend(r.Context(), p.Workspace, p.Key, in, a.baseURL(r)+JoinPrefix, mailBase)
 	if err != nil {
 		a.writeError(w, r, err)
 		return

@@ -35,7 +35,8 @@ func (a *billingAPI) inviteAnswer(t *testing.T, key, email, role string) api.Inv
 // while the link shown to the inviter makes an unverified one.
 func TestInvMailInviteEmailedAndAccepted(t *testing.T) {
 	srv := smtptest.Start(t, smtptest.Options{})
-	a := mustBillingAPI(t, map[string]string{"SHORTLINK_SMTP_URL": "smtp://" + srv.Addr + "?from=links@example.com"})
+	a := mustBillingAPI(t, map[string]string{"SHORTLINK_SMTP_URL": "smtp://" + srv.Addr + "?from=links@example.com",
+		"SHORTLINK_PUBLIC_URL": "http://cp.test:8080"})
 	inv := a.inviteAnswer(t, a.key, "ada@example.com", "member")
 	if inv.EmailSent == nil || !*inv.EmailSent || inv.EmailError != "" || inv.Token == "" || inv.AcceptURL == "" {
 		t.Fatalf("invite answer = %+v", inv)
@@ -299,7 +300,8 @@ func TestMemberSecAcceptLockoutAlike(t *testing.T) {
 // and a verified account is never claimed.
 func TestMemberSecClaimEmail(t *testing.T) {
 	srv := smtptest.Start(t, smtptest.Options{})
-	a := mustBillingAPI(t, map[string]string{"SHORTLINK_SMTP_URL": "smtp://" + srv.Addr + "?from=links@example.com"})
+	a := mustBillingAPI(t, map[string]string{"SHORTLINK_SMTP_URL": "smtp://" + srv.Addr + "?from=links@example.com",
+		"SHORTLINK_PUBLIC_URL": "http://cp.test:8080"})
 	mailed := func(n int) string {
 		t.Helper()
 		m := mailLinkRE.FindStringSubmatch(strings.ReplaceAll(string(srv.Wait(t, n, 5*time.Second).Data), "=\r\n", ""))
@@ -347,5 +349,30 @@ func TestMemberSecClaimEmail(t *testing.T) {
 	wantStatus(t, a.accept(t, mailed(4), `{"password":"a wrong password","claimEmail":true}`), http.StatusUnauthorized, "UNAUTHORIZED")
 	if u, _ := a.st.UserByEmail(ctx, "vic@example.com"); u.ID != vic.ID {
 		t.Fatal("a verified account was claimed")
+	}
+}
+
+// TestMemberSecMailLinkIgnoresHost: the emailed link (whose token proves the
+// mailbox) is built from the configured public address, never from the
+// request's Host header, which the caller chooses: an admin sending
+// "Host: evil.example" would otherwise have the platform mail the victim a
+// link to their own site. Without a known address nothing is emailed.
+func TestMemberSecMailLinkIgnoresHost(t *testing.T) {
+	srv := smtptest.Start(t, smtptest.Options{})
+	a := mustBillingAPI(t, map[string]string{"SHORTLINK_SMTP_URL": "smtp://" + srv.Addr + "?from=links@example.com",
+		"SHORTLINK_PUBLIC_URL": "https://links.example.com/"})
+	rec := a.do(t, a.key, "POST", "/api/v1/invites", `{"email":"ada@example.com","role":"member"}`, "Host", "evil.example")
+	wantStatus(t, rec, http.StatusCreated, "")
+	body := strings.ReplaceAll(string(srv.Wait(t, 1, 5*time.Second).Data), "=\r\n", "")
+	if strings.Contains(body, "evil.example") || !strings.Contains(body, "https://links.example.com/join/inv_") {
+		t.Fatalf("the emailed link does not come from SHORTLINK_PUBLIC_URL:\n%s", body)
+	}
+
+	// SHORTLINK_API_ADDR on every interface, no public URL: not emailed.
+	b := mustBillingAPI(t, map[string]string{"SHORTLINK_SMTP_URL": "smtp://" + srv.Addr + "?from=links@example.com",
+		"SHORTLINK_API_ADDR": "0.0.0.0:8080"})
+	inv := b.inviteAnswer(t, b.key, "bob@example.com", "viewer")
+	if inv.EmailSent == nil || *inv.EmailSent || !strings.Contains(inv.EmailError, "SHORTLINK_PUBLIC_URL") || inv.AcceptURL == "" {
+		t.Fatalf("invite without a public address = %+v", inv)
 	}
 }

@@ -194,9 +194,13 @@ type Invited struct {
 // a token of its own, which exists only in the email: accepting with it
 // proves the person reads the invited mailbox (the account's email is
 // verified), while the link shown to the inviter does not. joinBase is the
-// dashboard's URL before the token ("https://host/join/").
-func (s *Service) InviteAndSend(ctx context.Context, ws *workspace.Workspace, caller *workspace.APIKey, in InviteInput, joinBase string) (*Invited, error) {
-	inv, token, mailToken, err := s.create(ctx, ws, caller, in, s.Mailer != nil)
+// URL before the token of the link shown ("https://host/join/"), mailBase
+// that of the emailed one: the dashboard's configured public address, never
+// taken from the request (whose Host its sender chooses: the email's token
+// would go to their site). Without mailBase nothing is emailed, and
+// EmailError says which setting is missing.
+func (s *Service) InviteAndSend(ctx context.Context, ws *workspace.Workspace, caller *workspace.APIKey, in InviteInput, joinBase, mailBase string) (*Invited, error) {
+	inv, token, mailToken, err := s.create(ctx, ws, caller, in, s.Mailer != nil && mailBase != "")
 	if err != nil {
 		return nil, err
 	}
@@ -204,9 +208,13 @@ func (s *Service) InviteAndSend(ctx context.Context, ws *workspace.Workspace, ca
 	if s.Mailer == nil {
 		return out, nil
 	}
+	if mailBase == "" {
+		out.EmailError = "not emailed: the server does not know its public address (set SHORTLINK_PUBLIC_URL); send the link yourself"
+		return out, nil
+	}
 	err = s.Mailer.SendInvitation(context.WithoutCancel(ctx), mailer.Invitation{
 		To: inv.Email, Workspace: ws.Name, Inviter: inviterOf(ctx), Role: string(inv.Role),
-		AcceptURL: joinBase + mailToken, ExpiresAt: inv.ExpiresAt,
+		AcceptURL: mailBase + mailToken, ExpiresAt: inv.ExpiresAt,
 	})
 	if err != nil {
 		out.EmailError = err.Error()
