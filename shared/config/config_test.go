@@ -526,3 +526,20 @@ func TestMemberSecPublicURL(t *testing.T) {
 		}
 	}
 }
+
+// TestMemberSecOIDCDefaultRole: automatic membership makes viewers or
+// members only.
+func TestMemberSecOIDCDefaultRole(t *testing.T) {
+	base := map[string]string{"SHORTLINK_OIDC_ISSUER": "https://idp.example", "SHORTLINK_OIDC_CLIENT_ID": "c",
+		"SHORTLINK_OIDC_CLIENT_SECRET": "s", "SHORTLINK_OIDC_REDIRECT_URL": "https://links.example.com/signin/oidc/callback"}
+	for role, ok := range map[string]bool{"viewer": true, "member": true, "admin": false, "owner": false} {
+		kv := map[string]string{"SHORTLINK_OIDC_DEFAULT_ROLE": role}
+		for k, v := range base {
+			kv[k] = v
+		}
+		_, err := Load(env(kv))
+		if (err == nil) != ok {
+			t.Errorf("SHORTLINK_OIDC_DEFAULT_ROLE=%s: %v", role, err)
+		}
+	}
+}

@@ -85,6 +85,11 @@ func init() {
 			if err != nil {
 				return fmt.Errorf("%w, or empty for no automatic membership", err)
 			}
+			// Whoever the provider signs in gets this role: an issuer
+			// open to the public (Google) would hand out the workspace.
+			if r != workspace.Viewer && r != workspace.Member {
+				return fmt.Errorf("must be viewer or member (or empty): automatic membership never makes admins or owners; promote people on the Members page")
+			}
 			c.OIDC.DefaultRole = r
 			return nil
 		}},

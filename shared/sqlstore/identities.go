@@ -62,12 +62,13 @@ func (s *Store) UserByIdentity(ctx context.Context, issuer, subject string) (*wo
 }
 
 // LinkIdentity implements workspace.IdentityStore. The audit entries ctx
-// carries (member.joined) commit with it. Linking an identity whose
-// (provider-verified) email is the account's proves that email: an account
-// whose email was unverified
-// (made with an invite link shown to the inviter, who may have given it to
-// someone else) loses what whoever made it set without that proof, its
-// password and its dashboard sessions, in the same transaction.
+// carries (member.joined) commit with it. An identity that proves the
+// account's email (ident.ProvesEmail: the provider verified the address
+// the account was found by) makes an unproved account's email verified, in
+// the same transaction ending what whoever made the account (with an
+// invite link shown to the inviter, who may have handed it to someone
+// else) set without that proof: its password, dashboard sessions and
+// personal API keys.
 func (s *Store) LinkIdentity(ctx context.Context, ident *workspace.Identity, join *workspace.Membership, newUser bool) error {
 	return wrapWrite("link identity", s.inTx(ctx, func(tx *sql.Tx) error {
 		if join != nil {
@@ -78,13 +79,27 @@ func (s *Store) LinkIdentity(ctx context.Context, ident *workspace.Identity, joi
 		if ident == nil {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM user_sessions WHERE user_id = $1
-			AND EXISTS (SELECT 1 FROM users WHERE id = $1 AND email = $2 AND NOT email_verified)`, ident.UserID, ident.Email); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET email_verified = TRUE, password_hash = ''
-			WHERE id = $1 AND email = $2 AND NOT email_verified`, ident.UserID, ident.Email); err != nil {
-			return err
+		if ident.ProvesEmail {
+			// An account already linked to another subject of this
+			// provider is not linked again by its address: providers
+			// give a departed person's address to someone new.
+			var other int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM user_identities WHERE user_id = $1 AND issuer = $2 AND subject != $3`,
+				ident.UserID, ident.Issuer, ident.Subject).Scan(&other); err != nil {
+				return err
+			}
+			if other > 0 {
+				return fault.New(fault.Forbidden, "this account is linked to another account of the identity provider")
+			}
+			var unproved bool
+			if err := tx.QueryRowContext(ctx, `SELECT NOT email_verified FROM users WHERE id = $1`, ident.UserID).Scan(&unproved); err != nil {
+				return err
+			}
+			if unproved {
+				if err := s.endUnproved(ctx, tx, ident.UserID); err != nil {
+					return err
+				}
+			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO user_identities (issuer, subject, user_id, email, created_at) VALUES ($1, $2, $3, $4, $5)`,
 			ident.Issuer, ident.Subject, ident.UserID, ident.Email, micros(ident.CreatedAt))
@@ -93,4 +108,17 @@ func (s *Store) LinkIdentity(ctx context.Context, ident *workspace.Identity, joi
 		}
 		return err
 	}))
+}
+
+// endUnproved marks the user's email verified and ends what was set on the
+// account before it was proved: the password, the dashboard sessions and
+// the personal API keys (each revocation audited in its workspace).
+func (s *Store) endUnproved(ctx context.Context, tx *sql.Tx, userID string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM user_sessions WHERE user_id = $1`, userID); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE users SET email_verified = TRUE, password_hash = '' WHERE id = $1`, userID); err != nil {
+		return err
+	}
+	return s.deleteAllPersonalKeys(ctx, tx, userID)
 }

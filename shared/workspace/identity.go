@@ -16,6 +16,10 @@ type Identity struct {
 	// the table; matching uses the pair).
 	Email     string
 	CreatedAt time.Time
+	// ProvesEmail says the provider verified the user's own address (the
+	// user was found by it): linking then proves an unproved account's
+	// email, and ends what whoever made that account set without proof.
+	ProvesEmail bool
 }
 
 // SSOState is a sign-in in flight at the OpenID provider, kept server-side

@@ -408,6 +408,9 @@ func (d *Dashboard) ssoMember(r *http.Request, c *ssoClaims) (*workspace.Members
 		u, newUser = &workspace.User{ID: id.New(id.User), Email: email, Name: name, EmailVerified: true, CreatedAt: now}, true
 	}
 	ident.UserID = u.ID
+	// Found by the provider's verified address (either spelling of its
+	// domain): the link proves the account's email.
+	ident.ProvesEmail = !newUser
 	if linked {
 		ident = nil
 	}
@@ -449,6 +452,10 @@ func (d *Dashboard) ssoMember(r *http.Request, c *ssoClaims) (*workspace.Members
 				IP: d.clientIP(r).String(), UserAgent: r.UserAgent()}), e)
 		}
 		err := d.o.Identities.LinkIdentity(ctx, ident, join, newUser)
+		if fault.Is(err, fault.Forbidden) {
+			return nil, refuse(http.StatusForbidden, "SSO_IDENTITY_CONFLICT",
+				"The account of %s is linked to another account of your identity provider, so this one cannot sign in to it. Ask an admin of your workspace.", email), nil
+		}
 		if fault.Is(err, fault.Conflict) || fault.Is(err, fault.MemberExists) {
 			// Another sign-in of the same person got there first.
 			return nil, refuse(http.StatusConflict, "CONFLICT", "You signed in twice at once. Sign in again."), nil

@@ -17,6 +17,7 @@ import (
 	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/id"
 	"shortlink.dev/shared/oidctest"
 	"shortlink.dev/shared/sqlstore"
 	"shortlink.dev/shared/storetest"
@@ -229,6 +230,11 @@ func TestOIDCLinkProvesEmail(t *testing.T) {
 	if p.status != http.StatusSeeOther {
 		t.Fatalf("password sign-in of the unproved account: %d\n%s", p.status, p.body)
 	}
+	key := &workspace.APIKey{ID: id.New(id.Key), WorkspaceID: e.ws.ID, Name: "squat", Hash: workspace.HashKey("sl_squat"),
+		Permissions: []workspace.Permission{workspace.LinksRead}, Owner: u, CreatedAt: time.Now()}
+	if err := e.store.CreateAPIKey(ctx, key); err != nil {
+		t.Fatal(err)
+	}
 	e.idp.AddUser(oidctest.User{Subject: "hal-sub", Email: "hal@example.com", EmailVerified: true, Name: "Hal"})
 	b := e.browser(t)
 	wantSignedIn(t, b, e.sso(t, b, "hal-sub", ""), "/links")
@@ -237,6 +243,38 @@ func TestOIDCLinkProvesEmail(t *testing.T) {
 		t.Fatalf("after the SSO sign-in: %+v, %v; want the email verified and no password", u, err)
 	}
 	wantSignedOut(t, squatter)
+	if _, err := e.store.APIKeyByHash(ctx, key.Hash); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("the unproved account's personal key after the SSO proof: %v, want NOT_FOUND", err)
+	}
+
+	// The same when the provider spells the domain otherwise (punycode).
+	v := storetest.NewUser()
+	v.Email, v.PasswordHash = "ivy@bücher.example", hash
+	if err := e.store.AddMember(ctx, &workspace.Membership{WorkspaceID: e.ws.ID, User: v, Role: workspace.Viewer, CreatedAt: time.Now()}, true); err != nil {
+		t.Fatal(err)
+	}
+	e.idp.AddUser(oidctest.User{Subject: "ivy-sub", Email: "ivy@xn--bcher-kva.example", EmailVerified: true})
+	b2 := e.browser(t)
+	wantSignedIn(t, b2, e.sso(t, b2, "ivy-sub", ""), "/links")
+	if got, err := e.store.GetUser(ctx, v.ID); err != nil || !got.EmailVerified || got.PasswordHash != "" {
+		t.Fatalf("punycode: after the SSO sign-in %+v, %v; want the email verified and no password", got, err)
+	}
+}
+
+// TestOIDCReassignedAddressRefused: an account linked to one subject of the
+// provider is not linked by its address to another subject (a provider
+// that gave a departed person's address to someone new).
+func TestOIDCReassignedAddressRefused(t *testing.T) {
+	e := newOIDCEnv(t)
+	m := e.addMember(t, "alice@example.com", workspace.Admin)
+	if err := e.store.LinkIdentity(context.Background(), &workspace.Identity{Issuer: e.idp.Issuer, Subject: "alice-old",
+		UserID: m.User.ID, Email: m.User.Email, CreatedAt: time.Now()}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	e.idp.AddUser(oidctest.User{Subject: "alice-new", Email: "alice@example.com", EmailVerified: true})
+	b := e.browser(t)
+	wantRefused(t, "reassigned address", e.sso(t, b, "alice-new", ""), http.StatusForbidden, "linked to another account")
+	wantSignedOut(t, b)
 }
 
 func TestOIDCUnverifiedEmailRefused(t *testing.T) {
