@@ -94,6 +94,11 @@ func (d *Dashboard) listImports(w http.ResponseWriter, r *http.Request) {
 func (d *Dashboard) createImport(w http.ResponseWriter, r *http.Request) {
 	p := &importsPage{Source: r.PostFormValue("source"), OnConflict: r.PostFormValue("onConflict"),
 		Mapping: strings.TrimSpace(r.PostFormValue("mapping"))}
+	if r.MultipartForm != nil {
+		// net/http removes the temporary files of a large upload only for
+		// the request it made, not for the copy the middleware passes on.
+		defer r.MultipartForm.RemoveAll()
+	}
 	in := client.ImportInput{Source: p.Source, OnConflict: p.OnConflict}
 	problem := func() *apiError {
 		if p.Mapping != "" {
