@@ -114,7 +114,7 @@ func (c *cache) link(ctx context.Context, domain string, slug []byte, now time.T
 		c.hits.Inc()
 		return l, nil
 	}
-	if c.exist.absentKey(domain, slug) {
+	if c.exist.absentKey(domain, slug, now) {
 		return absentByFilter, nil
 	}
 	c.misses.Inc()

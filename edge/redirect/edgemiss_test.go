@@ -401,3 +401,60 @@ func BenchmarkEdgeMissAbsent(b *testing.B) {
 		ctx.Response.Reset()
 	}
 }
+
+// staleBus is the in-process bus with a CaughtUp the test sets, as Kafka's.
+type staleBus struct {
+	*bus.Memory
+	at atomic.Int64
+}
+
+func (s *staleBus) CaughtUp() time.Time { return time.Unix(0, s.at.Load()) }
+
+// TestEdgeMissFilterStaleStream: while the change stream has not caught up
+// (the broker away), the filter answers nothing, so a link whose change
+// cannot arrive is served from the store; once it caught up again the
+// filter is built anew, with that link.
+func TestEdgeMissFilterStaleStream(t *testing.T) {
+	defer func(d time.Duration) { filterStaleAfter = d }(filterStaleAfter)
+	filterStaleAfter = 200 * time.Millisecond
+	cfg, err := config.Load(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := &staleBus{Memory: bus.NewMemory(bus.MemoryOptions{})}
+	sb.at.Store(time.Now().Add(time.Hour).UnixNano()) // fresh for the build
+	go sb.Consume(func(context.Context, []click.Event) error { return nil })
+	src := newEMSource("a")
+	e, err := New(Options{Config: cfg, Source: src, Clicks: sb, Changes: sb, Secret: []byte("edgemiss-secret")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close(context.Background())
+	defer e.Shutdown(context.Background())
+	awaitFilter(t, e, 1)
+	src.put("late")
+	if emLink(t, e, "late") {
+		t.Fatal("the filter is not in use")
+	}
+	sb.at.Store(time.Now().Add(-time.Minute).UnixNano()) // the broker went away a minute ago
+	if !emLink(t, e, "late") {
+		t.Fatal("with the change stream behind, the filter still answers a link whose change cannot arrive as absent")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !e.cache.exist.stale.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the filter did not notice the stale stream")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sb.at.Store(time.Now().Add(time.Hour).UnixNano()) // caught up again
+	awaitFilter(t, e, 2)
+	e.Evict(emDomain, "late")
+	if !emLink(t, e, "late") {
+		t.Fatal("the filter built after the stream caught up lacks a link created while it was behind")
+	}
+	before := src.lookups()
+	if emLink(t, e, "absent-again") || src.lookups() != before {
+		t.Fatal("the rebuilt filter does not answer absent slugs")
+	}
+}

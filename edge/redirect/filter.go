@@ -47,6 +47,16 @@ var filterRebuildEvery = time.Hour
 // filterRetry is the pause after a failed build.
 var filterRetry = 5 * time.Second
 
+// caughtUpper is a change stream that says until when it delivered every
+// change (kafka.Changes); the in-process bus, synchronous, needs not.
+type caughtUpper interface{ CaughtUp() time.Time }
+
+// filterStaleAfter: the filter answers nothing while the change stream has
+// not caught up for this long (the broker out of reach, the reader lagging):
+// a link created meanwhile may not have reached the edge. When the stream
+// catches up again the filter is built anew. A variable for tests.
+var filterStaleAfter = 5 * time.Second
+
 // absentByFilter is the answer for a slug the filter does not hold; it is
 // never cached (the filter is the cheaper record of an absence).
 var absentByFilter = route.Absent("", "")
@@ -112,6 +122,10 @@ func filterKey(dst, domain, slug []byte) []byte {
 type existence struct {
 	src KeySource
 	log *slog.Logger
+	// fresh, when the stream has it, says until when changes arrived; stale
+	// is set while that is older than filterStaleAfter.
+	fresh caughtUpper
+	stale atomic.Bool
 
 	live atomic.Pointer[keySet] // consulted; nil while none is complete and current
 
@@ -137,8 +151,9 @@ func newExistence(src Source, changes bus.LinkChanges, reg prometheus.Registerer
 	if !ok || changes == nil {
 		return nil
 	}
+	fresh, _ := changes.(caughtUpper)
 	x := &existence{
-		src: ks, log: log,
+		src: ks, log: log, fresh: fresh,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		absent: prometheus.NewCounter(prometheus.CounterOpts{Name: "shortlink_edge_filter_absent_total",
 			Help: "Link lookups answered 404 by the edge's filter of the slugs that exist, without reading the store."}),
@@ -179,13 +194,17 @@ func newExistence(src Source, changes bus.LinkChanges, reg prometheus.Registerer
 	return x
 }
 
-// absentKey reports whether the filter knows domain+slug does not exist.
-func (x *existence) absentKey(domain string, slug []byte) bool {
+// absentKey reports whether the filter knows domain+slug does not exist at
+// now, the request's time.
+func (x *existence) absentKey(domain string, slug []byte, now time.Time) bool {
 	if x == nil {
 		return false
 	}
 	s := x.live.Load()
 	if s == nil || s.has(domain, slug) {
+		return false
+	}
+	if x.fresh != nil && now.Sub(x.fresh.CaughtUp()) > filterStaleAfter {
 		return false
 	}
 	x.absent.Inc()
@@ -240,12 +259,22 @@ func (x *existence) run() {
 	}()
 	t := time.NewTimer(0)
 	defer t.Stop()
+	var check <-chan time.Time
+	if x.fresh != nil {
+		tick := time.NewTicker(filterStaleAfter / 5)
+		defer tick.Stop()
+		check = tick.C
+	}
 	for {
 		select {
 		case <-x.stop:
 			return
 		case <-t.C:
 		case <-x.kick:
+		case <-check:
+			if !x.checkStale() {
+				continue
+			}
 		}
 		if err := x.build(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -258,6 +287,28 @@ func (x *existence) run() {
 		}
 		t.Reset(filterRebuildEvery)
 	}
+}
+
+// checkStale follows the change stream: once it has not caught up for
+// filterStaleAfter the filter stops (as a reset does); once it caught up
+// again, checkStale reports that a build is due.
+func (x *existence) checkStale() bool {
+	behind := time.Since(x.fresh.CaughtUp()) > filterStaleAfter
+	switch {
+	case behind && !x.stale.Load():
+		x.stale.Store(true)
+		x.mu.Lock()
+		x.gen++
+		x.live.Store(nil)
+		x.mu.Unlock()
+		x.log.Warn("link changes are not arriving: the filter of the slugs that exist is off, every miss reads the store",
+			"caught up", x.fresh.CaughtUp())
+	case !behind && x.stale.Load():
+		x.stale.Store(false)
+		x.log.Info("link changes arrive again: the filter of the slugs that exist is built anew")
+		return true
+	}
+	return false
 }
 
 // build fills a new set from the source, taking the changes meanwhile, and
@@ -277,13 +328,16 @@ func (x *existence) build(ctx context.Context) error {
 		err = x.src.ScanLinkKeys(ctx, func(domain, slug []byte) { s.add(domain, slug) })
 		x.mu.Lock()
 		x.building = nil
-		current := err == nil && x.gen == gen
+		current := err == nil && x.gen == gen && !x.stale.Load()
 		if current {
 			x.live.Store(s)
 		}
 		x.mu.Unlock()
 		if err != nil {
 			return err
+		}
+		if x.stale.Load() {
+			return nil // built again once the stream caught up
 		}
 		if current {
 			x.builds.Inc()
