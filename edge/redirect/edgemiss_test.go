@@ -3,6 +3,8 @@ package redirect
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -133,7 +135,8 @@ func emEdge(t testing.TB, src Source) (*Edge, *bus.Memory) {
 	}
 	b := bus.NewMemory(bus.MemoryOptions{})
 	go b.Consume(func(context.Context, []click.Event) error { return nil })
-	e, err := New(Options{Config: cfg, Source: src, Clicks: b, Changes: b, Secret: []byte("edgemiss-secret")})
+	e, err := New(Options{Config: cfg, Source: src, Clicks: b, Changes: b, Secret: []byte("edgemiss-secret"),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
