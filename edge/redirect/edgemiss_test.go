@@ -461,3 +461,29 @@ func TestEdgeMissFilterStaleStream(t *testing.T) {
 		t.Fatal("the rebuilt filter does not answer absent slugs")
 	}
 }
+
+// TestEdgeMissNoAbsentFilter: with NoAbsentFilter every miss reads the
+// store (the change stream does not carry every change).
+func TestEdgeMissNoAbsentFilter(t *testing.T) {
+	cfg, err := config.Load(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bus.NewMemory(bus.MemoryOptions{})
+	go b.Consume(func(context.Context, []click.Event) error { return nil })
+	defer b.Close(context.Background())
+	src := newEMSource("a")
+	e, err := New(Options{Config: cfg, Source: src, Clicks: b, Changes: b, Secret: []byte("edgemiss-secret"), NoAbsentFilter: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Shutdown(context.Background())
+	time.Sleep(50 * time.Millisecond) // a filter, were there one, would be built
+	src.put("other-process")          // created by a process whose changes this edge does not hear
+	if e.cache.exist != nil || !emLink(t, e, "other-process") {
+		t.Fatal("with NoAbsentFilter the edge still filters absent slugs")
+	}
+	if src.scans.Load() != 0 {
+		t.Fatal("with NoAbsentFilter the edge scanned the store's keys")
+	}
+}
