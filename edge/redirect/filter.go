@@ -3,6 +3,7 @@ package redirect
 import (
 	"context"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,8 +40,8 @@ const (
 	filterMinKeys = 1 << 16
 )
 
-// filterRebuildEvery is how often the filter is built again from the
-// source, to drop the keys of deleted links and of old slugs (each costs
+// filterRebuildEvery is how often (less up to a tenth) the filter is built
+// again from the source, to drop the keys of deleted links and of old slugs (each costs
 // one store read when asked, as a false positive). A variable for tests.
 var filterRebuildEvery = time.Hour
 
@@ -285,7 +286,9 @@ func (x *existence) run() {
 			t.Reset(filterRetry)
 			continue
 		}
-		t.Reset(filterRebuildEvery)
+		// Less up to a tenth, at random: edges started together do not all
+		// scan the store at once.
+		t.Reset(filterRebuildEvery - rand.N(filterRebuildEvery/10+1))
 	}
 }
 
