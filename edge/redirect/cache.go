@@ -38,6 +38,10 @@ type cache struct {
 	loads   singleflight.Group
 	gen     atomic.Uint64 // bumped by every eviction; a load that raced one is not cached
 	domains domainCache
+	// exist answers absent slugs without the source (nil without one);
+	// reads batches the misses of different links (misses.go).
+	exist *existence
+	reads *batcher
 
 	// mu makes an eviction and a load's check-then-cache of gen atomic
 	// (else a load could cache what it read before an eviction that came
@@ -56,6 +60,7 @@ func (c *cache) init(o Options, m *metrics) error {
 	c.src, c.cfg, c.now, c.linkTTL, c.absTTL = o.Source, o.Config, o.Now, o.LinkTTL, o.AbsentTTL
 	c.hits, c.misses = m.cacheHits, m.cacheMisses
 	c.domains.init(o.Config.DefaultDomain)
+	c.initMisses(o)
 	// ristretto's TinyLFU admission keeps the links hit again and again over
 	// a flood of one-off slugs. A link costs its bytes (linkCost), so that
 	// MaxCost bounds the cache's memory; ristretto's own estimate of its
@@ -105,6 +110,7 @@ const counterPerLink = 4
 func (c *cache) close() {
 	c.mu.Lock()
 	c.closed = true
+	c.exist.close()
 	c.links.Close()
 	c.bios.Close()
 	c.mu.Unlock()
@@ -132,12 +138,15 @@ func (c *cache) link(ctx context.Context, domain string, slug []byte, now time.T
 		c.hits.Inc()
 		return l, nil
 	}
+	if c.exist.absentKey(domain, slug, now) {
+		return absentByFilter, nil
+	}
 	c.misses.Inc()
 	s := string(slug)
 	return load(c, c.links, domain+"\x00"+s, key, linkCost, func() (route.Link, error) {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 		defer cancel()
-		l, err := c.src.ResolveLink(ctx, domain, s)
+		l, err := c.reads.resolve(ctx, domain, s)
 		switch {
 		case fault.Is(err, fault.NotFound):
 			return route.NewAbsent(domain, s, c.now().Add(c.absTTL)), nil

@@ -64,6 +64,10 @@ type Options struct {
 	// PasswordMemory bounds the memory of the password checks run at once,
 	// in bytes (default DefaultPasswordMemory).
 	PasswordMemory int64
+	// NoAbsentFilter turns off the filter of the slugs that exist
+	// (filter.go): set it when Changes does not carry every change of the
+	// Source's links (processes sharing one database on in-process buses).
+	NoAbsentFilter bool
 }
 
 // Edge is the redirector.

@@ -56,6 +56,56 @@ type Changes struct {
 	lost atomic.Bool
 	// repositioning is set while the reader is moved to the topic's end.
 	repositioning atomic.Bool
+
+	// applied is the offset after the last record whose subscribers ran (-1
+	// while unknown); caughtUp, in Unix nanoseconds, the last time at which
+	// every record then in the topic was applied (CaughtUp).
+	applied, caughtUp atomic.Int64
+}
+
+// caughtUpEvery is how often a subscribed process checks that it applied
+// every record of the topic (CaughtUp).
+const caughtUpEvery = time.Second
+
+// CaughtUp returns the last time at which this process had applied (its
+// subscribers had run for) every change then in the topic: within about
+// caughtUpEvery of now while its reader keeps up, further behind while the
+// broker is out of reach or the reader lags. Zero before the first
+// subscription. The edge stops trusting its filter of the slugs that exist
+// while this is old: a link created meanwhile may not have reached it.
+func (c *Changes) CaughtUp() time.Time {
+	n := c.caughtUp.Load()
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// watchCaughtUp keeps CaughtUp current until ctx ends: it reads the topic's
+// end at t0 and, once the records before it were applied, sets CaughtUp to t0.
+func (c *Changes) watchCaughtUp(ctx context.Context) {
+	t := time.NewTicker(caughtUpEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		t0 := time.Now()
+		end, err := c.lastOffset()
+		if err != nil {
+			continue
+		}
+		for c.applied.Load() < end {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		c.caughtUp.Store(t0.UnixNano())
+	}
 }
 
 // pending is a published change its publisher waits for.
@@ -272,7 +322,15 @@ func (c *Changes) SubscribeLinkChanges(fn func(bus.LinkChange)) {
 	if err := r.SetOffset(end); err != nil {
 		c.log.Error("cannot position the link-change reader", "err", err)
 	}
+	if end >= 0 {
+		// Nothing before end matters to a process that starts now.
+		c.applied.Store(end)
+		c.caughtUp.Store(time.Now().UnixNano())
+	} else {
+		c.applied.Store(-1)
+	}
 	go c.read(ctx, r)
+	go c.watchCaughtUp(ctx)
 }
 
 // lastOffset returns the offset the next record of the link-change topic gets.
@@ -350,39 +408,46 @@ func (c *Changes) read(ctx context.Context, r *kafkago.Reader) {
 				fn(bus.LinkChange{Kind: bus.KindReset})
 			}
 		}
-		var rec record
-		if err := json.Unmarshal(m.Value, &rec); err != nil {
-			c.log.Error("skipping a malformed link change", "offset", m.Offset, "err", err)
-			continue
-		}
-		if rec.From != "" {
-			c.heard(rec)
-			c.mu.Lock()
-			acking := c.acking
-			c.mu.Unlock()
-			if rec.Ping && acking && rec.From != c.id {
-				go c.send(record{From: c.id, Hello: true})
-			}
-			continue
-		}
-		ch := rec.LinkChange
+		c.apply(m)
+		c.applied.Store(m.Offset + 1)
+	}
+}
+
+// apply hands one record of the topic to the subscribers, or to the
+// acknowledgement protocol.
+func (c *Changes) apply(m kafkago.Message) {
+	var rec record
+	if err := json.Unmarshal(m.Value, &rec); err != nil {
+		c.log.Error("skipping a malformed link change", "offset", m.Offset, "err", err)
+		return
+	}
+	if rec.From != "" {
+		c.heard(rec)
 		c.mu.Lock()
-		subs, acking := c.subs, c.acking
-		p := c.echoes[ch.Nonce]
+		acking := c.acking
 		c.mu.Unlock()
-		for _, fn := range subs {
-			fn(ch)
+		if rec.Ping && acking && rec.From != c.id {
+			go c.send(record{From: c.id, Hello: true})
 		}
-		switch {
-		case ch.Nonce == "":
-		case p != nil: // this process's own change, read back
-			c.mu.Lock()
-			p.echoed = true
-			p.notify()
-			c.mu.Unlock()
-		case acking:
-			c.send(record{From: c.id, Ack: ch.Nonce})
-		}
+		return
+	}
+	ch := rec.LinkChange
+	c.mu.Lock()
+	subs, acking := c.subs, c.acking
+	p := c.echoes[ch.Nonce]
+	c.mu.Unlock()
+	for _, fn := range subs {
+		fn(ch)
+	}
+	switch {
+	case ch.Nonce == "":
+	case p != nil: // this process's own change, read back
+		c.mu.Lock()
+		p.echoed = true
+		p.notify()
+		c.mu.Unlock()
+	case acking:
+		c.send(record{From: c.id, Ack: ch.Nonce})
 	}
 }
 

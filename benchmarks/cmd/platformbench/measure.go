@@ -21,6 +21,11 @@ const (
 	mCacheHits   = `shortlink_edge_cache_hits_total`
 	mCacheMisses = `shortlink_edge_cache_misses_total`
 	mDropped     = `shortlink_edge_clicks_dropped_total`
+	// The misses' path (issue 24, point 5).
+	mFilterReady  = `shortlink_edge_filter_ready`
+	mFilterAbsent = `shortlink_edge_filter_absent_total`
+	mStoreLookups = `shortlink_edge_store_lookups_total`
+	mStoreKeys    = `shortlink_edge_store_lookup_keys_total`
 )
 
 // sample is one measured wrk run against one server.

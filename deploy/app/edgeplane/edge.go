@@ -69,6 +69,10 @@ func (e *Plane) Open(ctx context.Context, m *app.Main) error {
 			// count password tries together. On SQLite this edge is the only
 			// one, and counts them in memory.
 			opts.Tries = m.Store
+			// Without Kafka this edge hears only its own process's link
+			// changes, not those of another process on the same database:
+			// its filter of the slugs that exist could not be kept current.
+			opts.NoAbsentFilter = len(cfg.KafkaBrokers) == 0
 		}
 	}
 	secret, err := m.Store.Secret(ctx, "edge")
