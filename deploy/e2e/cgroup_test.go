@@ -1,0 +1,513 @@
+package e2e
+
+// The analytics consumer group under a crash (issue 24, point 2): three
+// analytics processes share the clicks topic's twelve partitions while the
+// edge redirects without pause; one is killed -9 and another started. Every
+// click the edge redirected must be stored and counted once, and the group's
+// lag must come back to zero in bounded time. docs/analytics.md ("The
+// consumer group") quotes the figures.
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	kafkago "github.com/segmentio/kafka-go"
+)
+
+// The consumer group's figures: the topic's partitions, the group id of
+// every analytics process (deploy/app/bus.go) and the members the test keeps.
+const (
+	cgPartitions = 12
+	cgGroup      = "analytics"
+	cgMembers    = 3
+	cgTopic      = "clicks"
+)
+
+// cgCreateTopic creates the clicks topic with n partitions on the broker of
+// dataDir's engines before any process of the server starts, as an operator
+// does who wants more consumers than the default six partitions allow
+// (EnsureTopics leaves an existing topic alone), and stops the broker again:
+// the server's launch starts it on the same port and folder, which keep the
+// topic.
+func cgCreateTopic(t *testing.T, dataDir string, n int) {
+	t.Helper()
+	needSplit(t)
+	eng := enginesFor(t, dataDir)
+	b, err := eng.startBroker(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := (&kafkago.Dialer{}).DialContext(ctx, "tcp", "127.0.0.1:"+eng.brokerPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = conn.CreateTopics(kafkago.TopicConfig{Topic: cgTopic, NumPartitions: n, ReplicationFactor: 1,
+		ConfigEntries: []kafkago.ConfigEntry{{ConfigName: "compression.type", ConfigValue: "lz4"}}})
+	conn.Close()
+	if err != nil {
+		t.Fatalf("create the topic %s with %d partitions: %v", cgTopic, n, err)
+	}
+	if err := b.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cgClient is a Kafka client on the server's broker, for the group's state.
+type cgClient struct {
+	c *kafkago.Client
+}
+
+func newCGClient(s *Server) *cgClient {
+	return &cgClient{c: &kafkago.Client{Addr: kafkago.TCP("127.0.0.1:" + s.eng.brokerPort), Timeout: 5 * time.Second}}
+}
+
+// partitions is the topic's partition count, as the broker says.
+func (k *cgClient) partitions(ctx context.Context) (int, error) {
+	md, err := k.c.Metadata(ctx, &kafkago.MetadataRequest{Topics: []string{cgTopic}})
+	if err != nil {
+		return 0, err
+	}
+	for _, tp := range md.Topics {
+		if tp.Name == cgTopic {
+			if tp.Error != nil {
+				return 0, tp.Error
+			}
+			return len(tp.Partitions), nil
+		}
+	}
+	return 0, fmt.Errorf("no topic %s", cgTopic)
+}
+
+// offsets returns, per partition, the end of the log (the offset the next
+// record gets) and the group's committed offset (-1: none yet).
+func (k *cgClient) offsets(ctx context.Context) (end, committed []int64, err error) {
+	var reqs []kafkago.OffsetRequest
+	parts := make([]int, cgPartitions)
+	for p := range cgPartitions {
+		reqs = append(reqs, kafkago.LastOffsetOf(p))
+		parts[p] = p
+	}
+	lo, err := k.c.ListOffsets(ctx, &kafkago.ListOffsetsRequest{Topics: map[string][]kafkago.OffsetRequest{cgTopic: reqs}})
+	if err != nil {
+		return nil, nil, err
+	}
+	end = make([]int64, cgPartitions)
+	for _, po := range lo.Topics[cgTopic] {
+		if po.Error != nil {
+			return nil, nil, po.Error
+		}
+		end[po.Partition] = po.LastOffset
+	}
+	of, err := k.c.OffsetFetch(ctx, &kafkago.OffsetFetchRequest{GroupID: cgGroup, Topics: map[string][]int{cgTopic: parts}})
+	if err != nil {
+		return nil, nil, err
+	}
+	if of.Error != nil {
+		return nil, nil, of.Error
+	}
+	committed = make([]int64, cgPartitions)
+	for _, p := range of.Topics[cgTopic] {
+		if p.Error != nil {
+			return nil, nil, p.Error
+		}
+		committed[p.Partition] = p.CommittedOffset
+	}
+	return end, committed, nil
+}
+
+// lag is the records written and not committed, summed over the partitions.
+func lag(end, committed []int64) int64 {
+	var n int64
+	for p := range end {
+		n += end[p] - max(committed[p], 0)
+	}
+	return n
+}
+
+// cgMember is a member of the group and its partitions of the clicks topic.
+type cgMember struct {
+	id    string
+	parts []int
+}
+
+// assignment returns the group's state and its members.
+func (k *cgClient) assignment(ctx context.Context) (state string, members []cgMember, err error) {
+	r, err := k.c.DescribeGroups(ctx, &kafkago.DescribeGroupsRequest{GroupIDs: []string{cgGroup}})
+	if err != nil {
+		return "", nil, err
+	}
+	for _, g := range r.Groups {
+		if g.Error != nil {
+			return "", nil, g.Error
+		}
+		for _, m := range g.Members {
+			var parts []int
+			for _, tp := range m.MemberAssignments.Topics {
+				if tp.Topic == cgTopic {
+					parts = append(parts, tp.Partitions...)
+				}
+			}
+			sort.Ints(parts)
+			members = append(members, cgMember{id: m.MemberID, parts: parts})
+		}
+		state = g.GroupState
+	}
+	return state, members, nil
+}
+
+// awaitBalanced waits up to d until the group is stable with n members,
+// exactly fresh of which are not in before, that share the partitions
+// evenly; it returns the members' ids and how long that took.
+func (k *cgClient) awaitBalanced(t *testing.T, n, fresh int, before map[string]bool, d time.Duration) (map[string]bool, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	var last string
+	for time.Since(start) < d {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		state, members, err := k.assignment(ctx)
+		cancel()
+		last = fmt.Sprintf("state %q, members %v, err %v", state, members, err)
+		if err == nil && state == "Stable" && len(members) == n {
+			var all []int
+			even, ids, added := true, map[string]bool{}, 0
+			for _, m := range members {
+				all = append(all, m.parts...)
+				even = even && len(m.parts) == cgPartitions/n
+				ids[m.id] = true
+				if !before[m.id] {
+					added++
+				}
+			}
+			slices.Sort(all)
+			if even && added == fresh && len(slices.Compact(all)) == cgPartitions {
+				return ids, time.Since(start)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("the group %q did not settle on %d members (%d new) sharing %d partitions within %v: %s",
+		cgGroup, n, fresh, cgPartitions, d, last)
+	return nil, 0
+}
+
+// lagSample is the group's lag at a moment.
+type lagSample struct {
+	at             time.Time
+	end, committed []int64
+}
+
+// lagWatch samples the group's lag every 100 ms until stopped.
+type lagWatch struct {
+	k        *cgClient
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+
+	mu      sync.Mutex
+	samples []lagSample
+	errs    int
+}
+
+func watchLag(k *cgClient) *lagWatch {
+	w := &lagWatch{k: k, stop: make(chan struct{})}
+	w.wg.Go(func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			end, committed, err := k.offsets(ctx)
+			cancel()
+			w.mu.Lock()
+			if err != nil {
+				w.errs++
+			} else {
+				w.samples = append(w.samples, lagSample{at: time.Now(), end: end, committed: committed})
+			}
+			w.mu.Unlock()
+			select {
+			case <-w.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return w
+}
+
+// Stop stops the sampling; it may be called more than once.
+func (w *lagWatch) Stop() {
+	w.stopOnce.Do(func() { close(w.stop) })
+	w.wg.Wait()
+}
+
+// latest is the last sample.
+func (w *lagWatch) latest() (lagSample, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.samples) == 0 {
+		return lagSample{}, false
+	}
+	return w.samples[len(w.samples)-1], true
+}
+
+// maxLag is the largest lag sampled in [from, to).
+func (w *lagWatch) maxLag(from, to time.Time) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var m int64
+	for _, s := range w.samples {
+		if !s.at.Before(from) && s.at.Before(to) {
+			m = max(m, lag(s.end, s.committed))
+		}
+	}
+	return m
+}
+
+// drained is the first sample at or after from whose committed offsets
+// reach ends on every partition: everything written up to then is stored
+// and committed.
+func (w *lagWatch) drained(from time.Time, ends []int64) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.samples {
+		if s.at.Before(from) {
+			continue
+		}
+		ok := true
+		for p := range ends {
+			ok = ok && max(s.committed[p], 0) >= ends[p]
+		}
+		if ok {
+			return s.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// startAnalytics starts one more analytics process of the server, with a
+// data folder of its own, and stops it (SIGTERM, exit 0) when the test ends
+// unless killed before.
+func startAnalytics(t *testing.T, s *Server, name string) *proc {
+	t.Helper()
+	p, err := startProc(name, splitBins.analytics, s.eng.env(filepath.Join(s.DataDir, name), s.Settings...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.awaitBanner(90*time.Second, metricsLine); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		select {
+		case <-p.exited:
+			if p.cmd.ProcessState != nil && p.cmd.ProcessState.Exited() {
+				t.Errorf("%s exited on its own (%v)\nstderr:\n%s", name, p.err, tail(p.stderr.String(), 4000))
+			}
+			return
+		default:
+		}
+		if err := p.stop(); err != nil {
+			t.Error(err)
+		}
+		if t.Failed() {
+			t.Logf("stderr of %s:\n%s", name, tail(p.stderr.String(), 8000))
+		}
+	})
+	return p
+}
+
+// rawClicks counts what ClickHouse holds: the rows of clicks (a click
+// inserted twice is two rows until a merge collapses them), its distinct
+// event ids, and the clicks the rollup link_days counted at insert time
+// (where a second insert stays counted).
+func rawClicks(t *testing.T, chURL string) (rows, ids, rolled uint64) {
+	t.Helper()
+	opts, err := ch.ParseDSN(chURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := ch.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := conn.QueryRow(ctx, `SELECT count(), uniqExact(event_id) FROM clicks WHERE bot = 0`).Scan(&rows, &ids); err != nil {
+		t.Fatalf("count the clicks in ClickHouse: %v", err)
+	}
+	if err := conn.QueryRow(ctx, `SELECT countMerge(clicks) FROM link_days`).Scan(&rolled); err != nil {
+		t.Fatalf("count the rolled-up clicks in ClickHouse: %v", err)
+	}
+	return rows, ids, rolled
+}
+
+// TestConsumerGroupKill runs three analytics consumers on a clicks topic of
+// twelve partitions while the edge redirects links of every partition without pause, kills
+// one with SIGKILL and starts another. Every click the edge answered with
+// its 302 is stored once and counted once: each link's clickCount and its
+// stats' totalClicks equal the clicks redirected, and ClickHouse holds
+// exactly those clicks (rows, distinct event ids and the rollups' count) —
+// 0 lost, 0 counted twice. The group's lag comes back to zero: the test
+// measures how long after the kill the backlog of that moment is committed,
+// and how long after the load's end every partition's committed offset
+// reaches its end.
+func TestConsumerGroupKill(t *testing.T) {
+	needSplit(t)
+	testStart := time.Now()
+	dir := t.TempDir()
+	cgCreateTopic(t, dir, cgPartitions)
+	s := startEdgeServer(t, dir, "SHORTLINK_BOOTSTRAP_API_KEY="+randomKey())
+	k := newCGClient(s)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	n, err := k.partitions(ctx)
+	cancel()
+	if err != nil || n != cgPartitions {
+		t.Fatalf("the clicks topic has %d partitions (%v), want %d: the processes' EnsureTopics must leave the topic alone", n, err, cgPartitions)
+	}
+
+	// Three members: the server's analytics process and two more.
+	startAnalytics(t, s, "analytics-2")
+	startAnalytics(t, s, "analytics-3")
+	members, took := k.awaitBalanced(t, cgMembers, cgMembers, nil, 60*time.Second)
+	t.Logf("three consumers share the %d partitions, 4 each, %v after the third started", cgPartitions, took.Round(time.Millisecond))
+
+	w := s.NewWorkspace(t, "enterprise")
+	// Links until every partition has two: the edge keys a click by its
+	// link id, and kafka-go's Hash balancer picks its partition.
+	var links []Link
+	perPartition := make([]int, cgPartitions)
+	all := make([]int, cgPartitions)
+	for p := range all {
+		all[p] = p
+	}
+	for slices.Min(perPartition) < 2 {
+		if len(links) == 200 {
+			t.Fatalf("200 links fill the partitions %v", perPartition)
+		}
+		l := s.createLink(t, w.Key, obj{"destinationUrl": fmt.Sprintf("https://example.com/cgroup/%d", len(links))})
+		links = append(links, l)
+		perPartition[(&kafkago.Hash{}).Balance(kafkago.Message{Key: []byte(l.ID)}, all...)]++
+	}
+	watch := watchLag(k)
+	defer watch.Stop()
+	load := startClickLoad(t, func() string { return s.EdgeBase }, links, 4, false)
+	defer load.end()
+	loadStart := time.Now()
+	load.awaitMore("before the kill", 1500)
+	time.Sleep(time.Until(loadStart.Add(4 * time.Second)))
+
+	// kill -9 one member in the middle of its batches, and start another.
+	atKill := load.total()
+	steadyLag := watch.maxLag(loadStart, time.Now())
+	s.Kill(t, Analytics)
+	killed := time.Now()
+	endsAtKill, ok := watch.latest()
+	if !ok {
+		t.Fatalf("no sample of the group's lag in %v of load (%d errors)", time.Since(loadStart), watch.errs)
+	}
+	startAnalytics(t, s, "analytics-4")
+	replaced := time.Now()
+	_, rebalanced := k.awaitBalanced(t, cgMembers, 1, members, 60*time.Second)
+	t.Logf("killed one consumer after %d clicks; its replacement started %v later; "+
+		"the group of three was balanced again %v after the replacement started",
+		atKill, replaced.Sub(killed).Round(time.Millisecond), rebalanced.Round(time.Millisecond))
+
+	// Clicks keep coming through the rebalance, and a while after it.
+	time.Sleep(4 * time.Second)
+	redirected, failed := load.Stop()
+	loadEnd := time.Now()
+	if failed != 0 {
+		t.Errorf("%d redirects failed, the first: %s", failed, load.firstBad)
+	}
+
+	// The backlog at the kill, and then everything, committed.
+	deadline := time.Now().Add(60 * time.Second)
+	var zero time.Time
+	for {
+		if s, ok := watch.latest(); ok && s.at.After(loadEnd) && lag(s.end, s.committed) == 0 {
+			zero = s.at
+			break
+		}
+		if time.Now().After(deadline) {
+			s, _ := watch.latest()
+			t.Fatalf("the group's lag is still %d records (end %v, committed %v) %v after the load ended",
+				lag(s.end, s.committed), s.end, s.committed, time.Since(loadEnd).Round(time.Second))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	watch.Stop()
+	drainedAt, ok := watch.drained(killed, endsAtKill.end)
+	if !ok {
+		last, _ := watch.latest()
+		t.Fatalf("the backlog at the kill (ends %v, committed %v) was never committed; at the end: ends %v, committed %v",
+			endsAtKill.end, endsAtKill.committed, last.end, last.committed)
+	}
+	backlog := lag(endsAtKill.end, endsAtKill.committed)
+	peak := watch.maxLag(killed, zero)
+
+	// 0 lost, 0 counted twice: each link, then ClickHouse's rows.
+	var sumCount, sumTotal int64
+	counted := make([][2]int64, len(links))
+	deadline = time.Now().Add(splitPipelineWait)
+	for {
+		done := true
+		var errs []string
+		for i, l := range links {
+			cc, tc, err := s.linkCounters(w.Key, l.ID)
+			if err != nil {
+				errs = append(errs, err.Error())
+				done = false
+				continue
+			}
+			counted[i] = [2]int64{cc, tc}
+			want := load.count(i)
+			done = done && cc == want && tc == want
+		}
+		if done || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// A batch stored twice lands within the consumers' next flushes.
+	time.Sleep(2 * time.Second)
+	var lost, twice int64
+	for i, l := range links {
+		cc, tc, err := s.linkCounters(w.Key, l.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := load.count(i)
+		sumCount, sumTotal = sumCount+cc, sumTotal+tc
+		lost += max(0, want-min(cc, tc))
+		twice += max(0, max(cc, tc)-want)
+		if cc != want || tc != want {
+			t.Errorf("link %d (%s): clickCount %d, stats totalClicks %d; want the %d clicks the edge redirected", i, l.Slug, cc, tc, want)
+		}
+	}
+	rows, ids, rolled := rawClicks(t, s.eng.chURL)
+	if ids != uint64(redirected) || rolled != uint64(redirected) || rows < ids || rows != ids {
+		t.Errorf("ClickHouse holds %d click rows, %d distinct event ids, %d clicks in the rollups; want each %d (the clicks redirected)",
+			rows, ids, rolled, redirected)
+	}
+	if r := s.edgeMetric(t, "shortlink_edge_clicks_dropped_total"); r != 0 {
+		t.Errorf("the edge dropped %v clicks", r)
+	}
+
+	t.Logf("figures: %d partitions, %d consumers, one killed -9 after %d clicks and replaced; %d clicks redirected in %v "+
+		"(%.0f/s), %d failed; clickCount %d, totalClicks %d, ClickHouse rows %d, distinct ids %d, rolled up %d: "+
+		"lost %d, counted twice %d; lag before the kill at most %d records; at the kill %d records, at most %d after it; "+
+		"the backlog of the kill committed %v after it; lag zero %v after the kill, %v after the load ended; test took %v",
+		cgPartitions, cgMembers, atKill, redirected, loadEnd.Sub(loadStart).Round(time.Millisecond),
+		float64(redirected)/loadEnd.Sub(loadStart).Seconds(), failed, sumCount, sumTotal, rows, ids, rolled,
+		lost, twice, steadyLag, backlog, peak, drainedAt.Sub(killed).Round(time.Millisecond),
+		zero.Sub(killed).Round(time.Millisecond), zero.Sub(loadEnd).Round(time.Millisecond), time.Since(testStart).Round(time.Second))
+}
