@@ -308,7 +308,9 @@ func startAnalytics(t *testing.T, s *Server, name string) *proc {
 	t.Cleanup(func() {
 		select {
 		case <-p.exited:
-			if p.cmd.ProcessState != nil && p.cmd.ProcessState.Exited() {
+			// Killed, or stopped by the test (which checked its exit):
+			// only an exit with an error status is the process's own.
+			if p.err != nil && p.cmd.ProcessState != nil && p.cmd.ProcessState.Exited() {
 				t.Errorf("%s exited on its own (%v)\nstderr:\n%s", name, p.err, tail(p.stderr.String(), 4000))
 			}
 			return
@@ -350,127 +352,126 @@ func rawClicks(t *testing.T, chURL string) (rows, ids, rolled uint64) {
 	return rows, ids, rolled
 }
 
-// TestConsumerGroupKill runs three analytics consumers on a clicks topic of
-// twelve partitions while the edge redirects links of every partition without pause, kills
-// one with SIGKILL and starts another. Every click the edge answered with
-// its 302 is stored once and counted once: each link's clickCount and its
-// stats' totalClicks equal the clicks redirected, and ClickHouse holds
-// exactly those clicks (rows, distinct event ids and the rollups' count) —
-// 0 lost, 0 counted twice. The group's lag comes back to zero: the test
-// measures how long after the kill the backlog of that moment is committed,
-// and how long after the load's end every partition's committed offset
-// reaches its end.
-func TestConsumerGroupKill(t *testing.T) {
+// cgRun is a consumer-group test's deployment: a split server on a clicks
+// topic of cgPartitions partitions, links on every partition, the edge's
+// click load and the group's lag sampled all along.
+type cgRun struct {
+	t     *testing.T
+	start time.Time
+	s     *Server
+	k     *cgClient
+	key   string
+	links []Link
+	watch *lagWatch
+	load  *clickLoad
+	// loadStart and loadEnd are when the load started and ended.
+	loadStart, loadEnd time.Time
+}
+
+// startCGRun starts the server (and its analytics process, the group's
+// first member), then the extra analytics processes, waits for the group of
+// 1+extra members to share the partitions, and makes the links.
+func startCGRun(t *testing.T, extra ...string) *cgRun {
+	t.Helper()
 	needSplit(t)
-	testStart := time.Now()
+	r := &cgRun{t: t, start: time.Now()}
 	dir := t.TempDir()
 	cgCreateTopic(t, dir, cgPartitions)
-	s := startEdgeServer(t, dir, "SHORTLINK_BOOTSTRAP_API_KEY="+randomKey())
-	k := newCGClient(s)
+	r.s = startEdgeServer(t, dir, "SHORTLINK_BOOTSTRAP_API_KEY="+randomKey())
+	r.k = newCGClient(r.s)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	n, err := k.partitions(ctx)
+	n, err := r.k.partitions(ctx)
 	cancel()
 	if err != nil || n != cgPartitions {
 		t.Fatalf("the clicks topic has %d partitions (%v), want %d: the processes' EnsureTopics must leave the topic alone", n, err, cgPartitions)
 	}
-
-	// Three members: the server's analytics process and two more.
-	startAnalytics(t, s, "analytics-2")
-	startAnalytics(t, s, "analytics-3")
-	members, took := k.awaitBalanced(t, cgMembers, cgMembers, nil, 60*time.Second)
-	t.Logf("three consumers share the %d partitions, 4 each, %v after the third started", cgPartitions, took.Round(time.Millisecond))
-
-	w := s.NewWorkspace(t, "enterprise")
+	for _, name := range extra {
+		startAnalytics(t, r.s, name)
+	}
+	w := r.s.NewWorkspace(t, "enterprise")
+	r.key = w.Key
 	// Links until every partition has two: the edge keys a click by its
 	// link id, and kafka-go's Hash balancer picks its partition.
-	var links []Link
 	perPartition := make([]int, cgPartitions)
 	all := make([]int, cgPartitions)
 	for p := range all {
 		all[p] = p
 	}
 	for slices.Min(perPartition) < 2 {
-		if len(links) == 200 {
+		if len(r.links) == 200 {
 			t.Fatalf("200 links fill the partitions %v", perPartition)
 		}
-		l := s.createLink(t, w.Key, obj{"destinationUrl": fmt.Sprintf("https://example.com/cgroup/%d", len(links))})
-		links = append(links, l)
+		l := r.s.createLink(t, w.Key, obj{"destinationUrl": fmt.Sprintf("https://example.com/cgroup/%d", len(r.links))})
+		r.links = append(r.links, l)
 		perPartition[(&kafkago.Hash{}).Balance(kafkago.Message{Key: []byte(l.ID)}, all...)]++
 	}
-	watch := watchLag(k)
-	defer watch.Stop()
-	load := startClickLoad(t, func() string { return s.EdgeBase }, links, 4, false)
-	defer load.end()
-	loadStart := time.Now()
-	load.awaitMore("before the kill", 1500)
-	time.Sleep(time.Until(loadStart.Add(4 * time.Second)))
+	return r
+}
 
-	// kill -9 one member in the middle of its batches, and start another.
-	atKill := load.total()
-	steadyLag := watch.maxLag(loadStart, time.Now())
-	s.Kill(t, Analytics)
-	killed := time.Now()
-	endsAtKill, ok := watch.latest()
-	if !ok {
-		t.Fatalf("no sample of the group's lag in %v of load (%d errors)", time.Since(loadStart), watch.errs)
-	}
-	startAnalytics(t, s, "analytics-4")
-	replaced := time.Now()
-	_, rebalanced := k.awaitBalanced(t, cgMembers, 1, members, 60*time.Second)
-	t.Logf("killed one consumer after %d clicks; its replacement started %v later; "+
-		"the group of three was balanced again %v after the replacement started",
-		atKill, replaced.Sub(killed).Round(time.Millisecond), rebalanced.Round(time.Millisecond))
+// startLoad starts the lag's sampling and the edge's clicks, and waits for
+// 1,500 of them.
+func (r *cgRun) startLoad() {
+	r.t.Helper()
+	r.watch = watchLag(r.k)
+	r.t.Cleanup(r.watch.Stop)
+	r.load = startClickLoad(r.t, func() string { return r.s.EdgeBase }, r.links, 4, false)
+	r.t.Cleanup(r.load.end)
+	r.loadStart = time.Now()
+	r.load.awaitMore("at the start", 1500)
+}
 
-	// Clicks keep coming through the rebalance, and a while after it.
-	time.Sleep(4 * time.Second)
-	redirected, failed := load.Stop()
-	loadEnd := time.Now()
+// stopLoad ends the clicks and waits up to a minute for the group's lag to
+// be zero, which it returns the time of.
+func (r *cgRun) stopLoad() (redirected int64, zero time.Time) {
+	t := r.t
+	t.Helper()
+	redirected, failed := r.load.Stop()
+	r.loadEnd = time.Now()
 	if failed != 0 {
-		t.Errorf("%d redirects failed, the first: %s", failed, load.firstBad)
+		t.Errorf("%d redirects failed, the first: %s", failed, r.load.firstBad)
 	}
-
-	// The backlog at the kill, and then everything, committed.
 	deadline := time.Now().Add(60 * time.Second)
-	var zero time.Time
 	for {
-		if s, ok := watch.latest(); ok && s.at.After(loadEnd) && lag(s.end, s.committed) == 0 {
+		if s, ok := r.watch.latest(); ok && s.at.After(r.loadEnd) && lag(s.end, s.committed) == 0 {
 			zero = s.at
 			break
 		}
 		if time.Now().After(deadline) {
-			s, _ := watch.latest()
+			s, _ := r.watch.latest()
 			t.Fatalf("the group's lag is still %d records (end %v, committed %v) %v after the load ended",
-				lag(s.end, s.committed), s.end, s.committed, time.Since(loadEnd).Round(time.Second))
+				lag(s.end, s.committed), s.end, s.committed, time.Since(r.loadEnd).Round(time.Second))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	watch.Stop()
-	drainedAt, ok := watch.drained(killed, endsAtKill.end)
-	if !ok {
-		last, _ := watch.latest()
-		t.Fatalf("the backlog at the kill (ends %v, committed %v) was never committed; at the end: ends %v, committed %v",
-			endsAtKill.end, endsAtKill.committed, last.end, last.committed)
-	}
-	backlog := lag(endsAtKill.end, endsAtKill.committed)
-	peak := watch.maxLag(killed, zero)
+	r.watch.Stop()
+	return redirected, zero
+}
 
-	// 0 lost, 0 counted twice: each link, then ClickHouse's rows.
-	var sumCount, sumTotal int64
-	counted := make([][2]int64, len(links))
-	deadline = time.Now().Add(splitPipelineWait)
+// cgCounts is what the deployment counted of the clicks.
+type cgCounts struct {
+	clickCount, totalClicks    int64
+	rows, ids, rolled          uint64
+	lost, twice, linksMismatch int64
+}
+
+func (c cgCounts) String() string {
+	return fmt.Sprintf("clickCount %d, totalClicks %d, ClickHouse rows %d, distinct ids %d, rolled up %d: lost %d, counted twice %d",
+		c.clickCount, c.totalClicks, c.rows, c.ids, c.rolled, c.lost, c.twice)
+}
+
+// verify checks that every click redirected is counted once: each link's
+// clickCount and stats totalClicks, and ClickHouse's rows, distinct event
+// ids and rollups, against the edge's 302s.
+func (r *cgRun) verify(redirected int64) cgCounts {
+	t := r.t
+	t.Helper()
+	deadline := time.Now().Add(splitPipelineWait)
 	for {
 		done := true
-		var errs []string
-		for i, l := range links {
-			cc, tc, err := s.linkCounters(w.Key, l.ID)
-			if err != nil {
-				errs = append(errs, err.Error())
-				done = false
-				continue
-			}
-			counted[i] = [2]int64{cc, tc}
-			want := load.count(i)
-			done = done && cc == want && tc == want
+		for i, l := range r.links {
+			cc, tc, err := r.s.linkCounters(r.key, l.ID)
+			want := r.load.count(i)
+			done = done && err == nil && cc == want && tc == want
 		}
 		if done || time.Now().After(deadline) {
 			break
@@ -479,35 +480,113 @@ func TestConsumerGroupKill(t *testing.T) {
 	}
 	// A batch stored twice lands within the consumers' next flushes.
 	time.Sleep(2 * time.Second)
-	var lost, twice int64
-	for i, l := range links {
-		cc, tc, err := s.linkCounters(w.Key, l.ID)
+	var c cgCounts
+	for i, l := range r.links {
+		cc, tc, err := r.s.linkCounters(r.key, l.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := load.count(i)
-		sumCount, sumTotal = sumCount+cc, sumTotal+tc
-		lost += max(0, want-min(cc, tc))
-		twice += max(0, max(cc, tc)-want)
+		want := r.load.count(i)
+		c.clickCount, c.totalClicks = c.clickCount+cc, c.totalClicks+tc
+		c.lost += max(0, want-min(cc, tc))
+		c.twice += max(0, max(cc, tc)-want)
 		if cc != want || tc != want {
 			t.Errorf("link %d (%s): clickCount %d, stats totalClicks %d; want the %d clicks the edge redirected", i, l.Slug, cc, tc, want)
 		}
 	}
-	rows, ids, rolled := rawClicks(t, s.eng.chURL)
-	if ids != uint64(redirected) || rolled != uint64(redirected) || rows < ids || rows != ids {
+	c.rows, c.ids, c.rolled = rawClicks(t, r.s.eng.chURL)
+	if c.ids != uint64(redirected) || c.rolled != uint64(redirected) || c.rows != c.ids {
 		t.Errorf("ClickHouse holds %d click rows, %d distinct event ids, %d clicks in the rollups; want each %d (the clicks redirected)",
-			rows, ids, rolled, redirected)
+			c.rows, c.ids, c.rolled, redirected)
+		c.twice = max(c.twice, int64(c.rows)-int64(c.ids), int64(c.rolled)-redirected)
 	}
-	if r := s.edgeMetric(t, "shortlink_edge_clicks_dropped_total"); r != 0 {
-		t.Errorf("the edge dropped %v clicks", r)
+	if d := r.s.edgeMetric(t, "shortlink_edge_clicks_dropped_total"); d != 0 {
+		t.Errorf("the edge dropped %v clicks", d)
 	}
+	return c
+}
 
-	t.Logf("figures: %d partitions, %d consumers, one killed -9 after %d clicks and replaced; %d clicks redirected in %v "+
-		"(%.0f/s), %d failed; clickCount %d, totalClicks %d, ClickHouse rows %d, distinct ids %d, rolled up %d: "+
-		"lost %d, counted twice %d; lag before the kill at most %d records; at the kill %d records, at most %d after it; "+
+// TestConsumerGroupKill runs three analytics consumers on a clicks topic of
+// twelve partitions while the edge redirects links of every partition
+// without pause, kills one with SIGKILL and starts another. Every click the
+// edge answered with its 302 is stored once and counted once: each link's
+// clickCount and its stats' totalClicks equal the clicks redirected, and
+// ClickHouse holds exactly those clicks (rows, distinct event ids and the
+// rollups' count) — 0 lost, 0 counted twice. The group's lag comes back to
+// zero: the test measures how long after the kill the backlog of that
+// moment is committed, and how long after the load's end every partition's
+// committed offset reaches its end.
+func TestConsumerGroupKill(t *testing.T) {
+	r := startCGRun(t, "analytics-2", "analytics-3")
+	members, took := r.k.awaitBalanced(t, cgMembers, cgMembers, nil, 60*time.Second)
+	t.Logf("three consumers share the %d partitions, 4 each, %v after the links were made", cgPartitions, took.Round(time.Millisecond))
+	r.startLoad()
+	time.Sleep(time.Until(r.loadStart.Add(4 * time.Second)))
+
+	// kill -9 one member in the middle of its batches, and start another.
+	atKill := r.load.total()
+	steadyLag := r.watch.maxLag(r.loadStart, time.Now())
+	r.s.Kill(t, Analytics)
+	killed := time.Now()
+	atKillLag, ok := r.watch.latest()
+	if !ok {
+		t.Fatalf("no sample of the group's lag in %v of load (%d errors)", time.Since(r.loadStart), r.watch.errs)
+	}
+	startAnalytics(t, r.s, "analytics-4")
+	replaced := time.Now()
+	_, rebalanced := r.k.awaitBalanced(t, cgMembers, 1, members, 60*time.Second)
+	t.Logf("killed one consumer after %d clicks; its replacement started %v later; "+
+		"the group of three was balanced again %v after the replacement started",
+		atKill, replaced.Sub(killed).Round(time.Millisecond), rebalanced.Round(time.Millisecond))
+
+	// Clicks keep coming through the rebalance, and a while after it.
+	time.Sleep(4 * time.Second)
+	redirected, zero := r.stopLoad()
+	drainedAt, ok := r.watch.drained(killed, atKillLag.end)
+	if !ok {
+		last, _ := r.watch.latest()
+		t.Fatalf("the backlog at the kill (ends %v, committed %v) was never committed; at the end: ends %v, committed %v",
+			atKillLag.end, atKillLag.committed, last.end, last.committed)
+	}
+	c := r.verify(redirected)
+	t.Logf("figures: %d partitions, %d consumers, one killed -9 after %d clicks and replaced; %d clicks redirected in %v (%.0f/s); "+
+		"%s; lag before the kill at most %d records; at the kill %d, at most %d after it; "+
 		"the backlog of the kill committed %v after it; lag zero %v after the kill, %v after the load ended; test took %v",
-		cgPartitions, cgMembers, atKill, redirected, loadEnd.Sub(loadStart).Round(time.Millisecond),
-		float64(redirected)/loadEnd.Sub(loadStart).Seconds(), failed, sumCount, sumTotal, rows, ids, rolled,
-		lost, twice, steadyLag, backlog, peak, drainedAt.Sub(killed).Round(time.Millisecond),
-		zero.Sub(killed).Round(time.Millisecond), zero.Sub(loadEnd).Round(time.Millisecond), time.Since(testStart).Round(time.Second))
+		cgPartitions, cgMembers, atKill, redirected, r.loadEnd.Sub(r.loadStart).Round(time.Millisecond),
+		float64(redirected)/r.loadEnd.Sub(r.loadStart).Seconds(), c, steadyLag, lag(atKillLag.end, atKillLag.committed),
+		r.watch.maxLag(killed, zero), drainedAt.Sub(killed).Round(time.Millisecond),
+		zero.Sub(killed).Round(time.Millisecond), zero.Sub(r.loadEnd).Round(time.Millisecond), time.Since(r.start).Round(time.Second))
+}
+
+// TestConsumerGroupRebalance moves the partitions between live consumers
+// under load, where a member's batch in hand meets the member that takes
+// its partitions (the gap the store's look-up of stored ids leaves, docs/
+// analytics.md): two consumers, a third joins, then one of the first leaves
+// (SIGTERM, a clean stop). Every click still counts once.
+func TestConsumerGroupRebalance(t *testing.T) {
+	r := startCGRun(t, "analytics-2")
+	members, _ := r.k.awaitBalanced(t, 2, 2, nil, 60*time.Second)
+	r.startLoad()
+	time.Sleep(time.Until(r.loadStart.Add(3 * time.Second)))
+
+	joinedAt := time.Now()
+	startAnalytics(t, r.s, "analytics-3")
+	three, joined := r.k.awaitBalanced(t, 3, 1, members, 60*time.Second)
+	time.Sleep(3 * time.Second)
+	left := r.s.procOf(t, Analytics)
+	if err := (*left).stop(); err != nil {
+		t.Fatal(err)
+	}
+	*left = nil
+	_, rebalanced := r.k.awaitBalanced(t, 2, 0, three, 60*time.Second)
+	time.Sleep(3 * time.Second)
+	redirected, zero := r.stopLoad()
+	c := r.verify(redirected)
+	t.Logf("figures: %d partitions; a third consumer joined two under load (balanced %v after its start), then one left "+
+		"(SIGTERM; balanced %v later); %d clicks redirected in %v (%.0f/s); %s; lag at most %d records before the join, "+
+		"%d after; lag zero %v after the load ended; test took %v",
+		cgPartitions, joined.Round(time.Millisecond), rebalanced.Round(time.Millisecond), redirected,
+		r.loadEnd.Sub(r.loadStart).Round(time.Millisecond), float64(redirected)/r.loadEnd.Sub(r.loadStart).Seconds(), c,
+		r.watch.maxLag(r.loadStart, joinedAt), r.watch.maxLag(joinedAt, zero), zero.Sub(r.loadEnd).Round(time.Millisecond),
+		time.Since(r.start).Round(time.Second))
 }
