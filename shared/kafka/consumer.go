@@ -115,7 +115,7 @@ func (c *Consumer) Run(ctx context.Context, h bus.ClickHandler) error {
 			// Commit with a fresh context: the batch is stored, the commit must
 			// not be lost to the shutdown that ended ctx.
 			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			err := c.r.CommitMessages(cctx, msgs...)
+			err = c.r.CommitMessages(cctx, msgs...)
 			cancel()
 			release()
 			if err != nil {
