@@ -34,10 +34,14 @@ func (s *Store) LockClickPartitions(ctx context.Context, partitions []int) (rele
 	keys := slices.Clone(partitions)
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
-	// The transaction is not ctx's: its end would roll it back, releasing
-	// the locks in the middle of the batch they guard.
-	tx, err := s.db.BeginTx(context.WithoutCancel(ctx), nil)
+	// The transaction must outlive ctx, whose end would roll it back and
+	// release the locks in the middle of the batch they guard; but until
+	// the locks are held, ctx bounds the wait, connecting included.
+	txCtx, txCancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, txCancel)
+	tx, err := s.db.BeginTx(txCtx, nil)
 	if err != nil {
+		txCancel()
 		return nil, fmt.Errorf("lock the click partitions: %w", err)
 	}
 	values := make([]string, len(keys))
@@ -48,10 +52,18 @@ func (s *Store) LockClickPartitions(ctx context.Context, partitions []int) (rele
 	}
 	// A VALUES list is read in its order: the locks are taken in key order,
 	// so that two consumers never wait for each other's.
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(clickPartitionLock)+`, k)
-		FROM (VALUES `+strings.Join(values, ", ")+`) AS v(k)`, args...); err != nil {
+	_, err = tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(clickPartitionLock)+`, k)
+		FROM (VALUES `+strings.Join(values, ", ")+`) AS v(k)`, args...)
+	if err == nil && !stop() {
+		err = ctx.Err() // ctx ended as the locks came: the transaction is going
+	}
+	if err != nil {
 		tx.Rollback() //nolint:errcheck // the lock failed already
+		txCancel()
 		return nil, fmt.Errorf("lock the click partitions: %w", err)
 	}
-	return func() { tx.Rollback() }, nil //nolint:errcheck // a broken connection releases them too
+	return func() {
+		tx.Rollback() //nolint:errcheck // a broken connection releases them too
+		txCancel()
+	}, nil
 }

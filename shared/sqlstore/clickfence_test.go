@@ -58,6 +58,23 @@ func TestConsumerGroupFencePostgres(t *testing.T) {
 		t.Fatal("partition 3 still locked 10 s after its release")
 	}
 
+	// The locks outlive the context they were taken with: the consumer's
+	// shutdown still stores and commits the batch they guard.
+	tctx, tcancel := context.WithCancel(ctx)
+	held, err := a.LockClickPartitions(tctx, []int{9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcancel()
+	time.Sleep(100 * time.Millisecond)
+	wctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = b.LockClickPartitions(wctx, []int{9})
+	cancel()
+	if err == nil {
+		t.Fatal("partition 9 taken again once the context of its lock ended")
+	}
+	held()
+
 	// A holder that dies: its connection ends and the locks go with it.
 	if _, err := a.LockClickPartitions(ctx, []int{7}); err != nil {
 		t.Fatal(err)
