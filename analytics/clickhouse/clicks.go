@@ -42,8 +42,8 @@ const insertClicks = `INSERT INTO clicks (event_id, time_us, day, link_id, works
 // first copy in the batch wins (a redelivery is the same event), an id this
 // Store claimed recently is skipped without a look-up, and the others are
 // looked up in ClickHouse, which catches a redelivery after a restart. The
-// one gap is two processes inserting the same event at the same instant
-// (see the package comment).
+// one gap, two processes inserting the same event at the same instant, is
+// closed by the caller (the consumers' fence; see the package comment).
 func (s *Store) WriteClicks(ctx context.Context, batch []click.Event) error {
 	if len(batch) == 0 {
 		return nil

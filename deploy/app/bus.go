@@ -68,7 +68,11 @@ func (m *Main) openBus(ctx context.Context) error {
 		}
 	}
 	if m.Shape == ShapeStandalone || m.Shape == ShapeAnalytics {
-		consumer := kafka.NewConsumer(kafka.ConsumerOptions{Brokers: brokers, Group: "analytics", Logger: m.Logger})
+		// The members take turns on a partition through the database's
+		// advisory locks, so that a rebalance cannot have two of them
+		// store the same clicks at once (kafka.ConsumerOptions.Fence).
+		consumer := kafka.NewConsumer(kafka.ConsumerOptions{Brokers: brokers, Group: "analytics", Logger: m.Logger,
+			Fence: m.Store.LockClickPartitions})
 		b.consumer = Start(func(ctx context.Context) error { return consumer.Run(ctx, m.Clicks.Write) })
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 
 	kafkago "github.com/segmentio/kafka-go"
@@ -24,6 +25,17 @@ type ConsumerOptions struct {
 	BatchSize     int
 	FlushInterval time.Duration
 	Logger        *slog.Logger
+	// Fence, when set, takes a lock on each of the partitions of a batch
+	// that no other member of the group can hold at once, and returns the
+	// function that releases them; Run holds them from before it stores
+	// the batch until after it committed its offsets. While the group
+	// rebalances, the member that had a partition may still be storing a
+	// batch of it when the member that got it fetches the same records:
+	// without the fence both look up the events, find none stored and
+	// insert them, and the rollups count them twice. With it the second
+	// waits, then finds them stored. (sqlstore.Store.LockClickPartitions:
+	// PostgreSQL advisory locks, released too when the process dies.)
+	Fence func(ctx context.Context, partitions []int) (release func(), err error)
 }
 
 // Consumer reads click events as a member of a consumer group and hands them
@@ -77,11 +89,17 @@ func (c *Consumer) Run(ctx context.Context, h bus.ClickHandler) error {
 	for {
 		msgs, events := c.fetch(ctx)
 		if len(msgs) > 0 {
+			release, err := c.fence(ctx, msgs)
+			if err != nil {
+				c.opts.Logger.Warn("stopped with a batch not stored; it will be delivered again", "events", len(events), "err", err)
+				return nil
+			}
 			// A record of many events can take the batch past BatchSize: the
 			// handler gets it in parts.
 			for rest := events; len(rest) > 0; {
 				n := min(len(rest), c.opts.BatchSize)
 				if err := c.store(ctx, h, rest[:n]); err != nil {
+					release()
 					// A shutdown while the store is away (a database
 					// restarting) is still a clean one: nothing of the
 					// batch is committed, and the group delivers it again.
@@ -97,8 +115,9 @@ func (c *Consumer) Run(ctx context.Context, h bus.ClickHandler) error {
 			// Commit with a fresh context: the batch is stored, the commit must
 			// not be lost to the shutdown that ended ctx.
 			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			err := c.r.CommitMessages(cctx, msgs...)
+			err = c.r.CommitMessages(cctx, msgs...)
 			cancel()
+			release()
 			if err != nil {
 				c.opts.Logger.Warn("committing click offsets failed; the batch will be redelivered", "err", err)
 			}
@@ -108,6 +127,43 @@ func (c *Consumer) Run(ctx context.Context, h bus.ClickHandler) error {
 		}
 	}
 }
+
+// fence takes the Fence's locks on the partitions of msgs, trying again
+// while it fails (the database away) until ctx ends. Each try waits up to
+// fenceWait for the locks, even once ctx has ended: a shutdown still stores
+// the batch in hand.
+func (c *Consumer) fence(ctx context.Context, msgs []kafkago.Message) (release func(), err error) {
+	if c.opts.Fence == nil {
+		return func() {}, nil
+	}
+	var parts []int
+	for _, m := range msgs {
+		if !slices.Contains(parts, m.Partition) {
+			parts = append(parts, m.Partition)
+		}
+	}
+	for pause := 100 * time.Millisecond; ; pause = min(2*pause, 10*time.Second) {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fenceWait)
+		release, err := c.opts.Fence(fctx, parts)
+		cancel()
+		if err == nil {
+			return release, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		c.opts.Logger.Error("locking the batch's partitions failed; retrying", "partitions", parts, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(pause):
+		}
+	}
+}
+
+// fenceWait bounds one wait for the Fence's locks: another member holds
+// them for a batch (a second or so), or for longer while its store is away.
+const fenceWait = 30 * time.Second
 
 // fetch collects messages until their events reach BatchSize (or the messages
 // do, when they are malformed), waiting at most FlushInterval once the first
