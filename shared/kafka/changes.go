@@ -44,6 +44,11 @@ type Changes struct {
 	echoes map[string]*pending
 	// edges are the acknowledging processes heard from, and when last.
 	edges map[string]time.Time
+	// lagging are the edges that let a change's echo wait run out (a
+	// stopped process, a reader far behind): no publish waits for them
+	// until they acknowledge a change again, so that one frozen edge costs
+	// one echo timeout, not one per change.
+	lagging map[string]bool
 	// acking is set by Acknowledge; stopHello ends its announcements.
 	acking    bool
 	stopHello chan struct{}
@@ -118,12 +123,19 @@ func NewChanges(brokers []string, log *slog.Logger) *Changes {
 // edge's cache has forgotten the link, as the in-process bus guarantees; or
 // once echoTimeout passed. The control plane uses it so that the API answers
 // a change after the edges have applied it.
+//
+// An edge that let an echo wait run out (while this process read its own
+// change back) is lagging: no publish waits for it, including those already
+// waiting, until it acknowledges a change again. One stopped edge (SIGSTOP)
+// so costs the publishes of the moment one echo timeout, not every publish
+// one each.
 func (c *Changes) AwaitEcho() {
 	c.SubscribeLinkChanges(func(bus.LinkChange) {})
 	c.mu.Lock()
 	if c.echoes == nil {
 		c.echoes = map[string]*pending{}
 		c.edges = map[string]time.Time{}
+		c.lagging = map[string]bool{}
 	}
 	c.mu.Unlock()
 	// The edges that run already announce themselves only every
@@ -186,7 +198,7 @@ func (c *Changes) PublishLinkChange(ctx context.Context, ch bus.LinkChange) erro
 		ch.Nonce = randomNonce()
 		p = &pending{waitFor: map[string]bool{}, changed: make(chan struct{})}
 		for id, seen := range c.edges {
-			if id != c.id && time.Since(seen) < edgeTTL {
+			if id != c.id && time.Since(seen) < edgeTTL && !c.lagging[id] {
 				p.waitFor[id] = true
 			}
 		}
@@ -215,13 +227,49 @@ func (c *Changes) PublishLinkChange(ctx context.Context, ch bus.LinkChange) erro
 		select {
 		case <-changed:
 		case <-t.C:
+			lagging := c.timedOut(p)
 			c.log.Warn("a link change was not applied by every edge in time; edges may serve the old link briefly",
-				"link", ch.LinkID, "read back", echoed, "edges missing", missing)
+				"link", ch.LinkID, "read back", echoed, "edges missing", missing, "edges no longer waited for", lagging)
 			return nil
 		case <-ctx.Done():
 			return nil
 		}
 	}
+}
+
+// timedOut marks lagging the edges p still waits for when its echo wait ran
+// out, provided this process read its own change back (otherwise its own
+// reader is behind, and says nothing of the edges'), and stops every other
+// publish waiting for them. It returns them, sorted.
+func (c *Changes) timedOut(p *pending) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !p.echoed {
+		return nil
+	}
+	var ids []string
+	for id := range p.waitFor {
+		ids = append(ids, id)
+		if !c.lagging[id] {
+			c.lagging[id] = true
+			c.log.Warn("an edge did not acknowledge a link change in time; publishes stop waiting for it until it acknowledges one again",
+				"edge", id)
+		}
+	}
+	sort.Strings(ids)
+	for _, q := range c.echoes {
+		changed := false
+		for _, id := range ids {
+			if q.waitFor[id] {
+				delete(q.waitFor, id)
+				changed = true
+			}
+		}
+		if changed {
+			q.notify()
+		}
+	}
+	return ids
 }
 
 func (c *Changes) forget(nonce string) {
@@ -395,6 +443,7 @@ func (c *Changes) heard(rec record) {
 	}
 	if rec.Bye {
 		delete(c.edges, rec.From)
+		delete(c.lagging, rec.From)
 		for _, p := range c.echoes {
 			if p.waitFor[rec.From] {
 				delete(p.waitFor, rec.From)
@@ -404,6 +453,12 @@ func (c *Changes) heard(rec record) {
 		return
 	}
 	c.edges[rec.From] = time.Now()
+	if rec.Ack != "" && c.lagging[rec.From] {
+		// Its reader moves again (a woken process acknowledges the
+		// changes it missed): the next publishes wait for it.
+		delete(c.lagging, rec.From)
+		c.log.Info("an edge acknowledges link changes again; publishes wait for it", "edge", rec.From)
+	}
 	if p := c.echoes[rec.Ack]; rec.Ack != "" && p != nil && p.waitFor[rec.From] {
 		delete(p.waitFor, rec.From)
 		p.notify()
@@ -416,7 +471,7 @@ func (c *Changes) knownEdges() []string {
 	defer c.mu.Unlock()
 	var ids []string
 	for id, seen := range c.edges {
-		if id != c.id && time.Since(seen) < edgeTTL {
+		if id != c.id && time.Since(seen) < edgeTTL && !c.lagging[id] {
 			ids = append(ids, id)
 		}
 	}
