@@ -61,6 +61,10 @@ type Changes struct {
 	lost atomic.Bool
 	// repositioning is set while the reader is moved to the topic's end.
 	repositioning atomic.Bool
+	// handled is the offset after the last record the reader handled (its
+	// subscribers ran), -1 before it knows; lastRead is when (Unix ns).
+	handled  atomic.Int64
+	lastRead atomic.Int64
 }
 
 // pending is a published change its publisher waits for.
@@ -114,7 +118,9 @@ func NewChanges(brokers []string, log *slog.Logger) *Changes {
 	}
 	w := writer(brokers, ChangesTopic)
 	w.BatchTimeout = time.Millisecond
-	return &Changes{brokers: brokers, w: w, log: log, id: randomNonce()}
+	c := &Changes{brokers: brokers, w: w, log: log, id: randomNonce()}
+	c.handled.Store(-1)
+	return c
 }
 
 // AwaitEcho makes PublishLinkChange return only once this process has read the
@@ -320,6 +326,10 @@ func (c *Changes) SubscribeLinkChanges(fn func(bus.LinkChange)) {
 	if err := r.SetOffset(end); err != nil {
 		c.log.Error("cannot position the link-change reader", "err", err)
 	}
+	if end >= 0 {
+		c.handled.Store(end)
+	}
+	c.lastRead.Store(time.Now().UnixNano())
 	go c.read(ctx, r)
 }
 
@@ -398,40 +408,75 @@ func (c *Changes) read(ctx context.Context, r *kafkago.Reader) {
 				fn(bus.LinkChange{Kind: bus.KindReset})
 			}
 		}
-		var rec record
-		if err := json.Unmarshal(m.Value, &rec); err != nil {
-			c.log.Error("skipping a malformed link change", "offset", m.Offset, "err", err)
-			continue
-		}
-		if rec.From != "" {
-			c.heard(rec)
-			c.mu.Lock()
-			acking := c.acking
-			c.mu.Unlock()
-			if rec.Ping && acking && rec.From != c.id {
-				go c.send(record{From: c.id, Hello: true})
-			}
-			continue
-		}
-		ch := rec.LinkChange
+		c.handle(m)
+	}
+}
+
+// handle handles one record of the topic, then records that it did.
+func (c *Changes) handle(m kafkago.Message) {
+	defer func() {
+		c.handled.Store(m.Offset + 1)
+		c.lastRead.Store(time.Now().UnixNano())
+	}()
+	var rec record
+	if err := json.Unmarshal(m.Value, &rec); err != nil {
+		c.log.Error("skipping a malformed link change", "offset", m.Offset, "err", err)
+		return
+	}
+	if rec.From != "" {
+		c.heard(rec)
 		c.mu.Lock()
-		subs, acking := c.subs, c.acking
-		p := c.echoes[ch.Nonce]
+		acking := c.acking
 		c.mu.Unlock()
-		for _, fn := range subs {
-			fn(ch)
+		if rec.Ping && acking && rec.From != c.id {
+			go c.send(record{From: c.id, Hello: true})
 		}
-		switch {
-		case ch.Nonce == "":
-		case p != nil: // this process's own change, read back
-			c.mu.Lock()
-			p.echoed = true
-			p.notify()
-			c.mu.Unlock()
-		case acking:
-			c.send(record{From: c.id, Ack: ch.Nonce})
+		return
+	}
+	ch := rec.LinkChange
+	c.mu.Lock()
+	subs, acking := c.subs, c.acking
+	p := c.echoes[ch.Nonce]
+	c.mu.Unlock()
+	for _, fn := range subs {
+		fn(ch)
+	}
+	switch {
+	case ch.Nonce == "":
+	case p != nil: // this process's own change, read back
+		c.mu.Lock()
+		p.echoed = true
+		p.notify()
+		c.mu.Unlock()
+	case acking:
+		c.send(record{From: c.id, Ack: ch.Nonce})
+	}
+}
+
+// LastRead returns when the reader last handled a record of the topic (or
+// started). An edge reads its own announcement every 10 s (helloInterval),
+// so a reader that can reach the broker reads at least that often.
+func (c *Changes) LastRead() time.Time { return time.Unix(0, c.lastRead.Load()) }
+
+// CaughtUp returns once the reader has handled every record the topic had
+// when it was called (its subscribers applied every change published
+// before), or an error when the topic's end cannot be read (the broker is
+// away) or ctx ends first.
+func (c *Changes) CaughtUp(ctx context.Context) error {
+	end, err := c.lastOffset()
+	if err != nil {
+		return err
+	}
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for c.handled.Load() < end {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the link-change reader is at offset %d of %d: %w", c.handled.Load(), end, ctx.Err())
+		case <-t.C:
 		}
 	}
+	return nil
 }
 
 // heard records a record of the acknowledgement protocol, for a publisher.
