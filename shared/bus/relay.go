@@ -29,8 +29,9 @@ type RelayOptions struct {
 	Lease time.Duration
 	// Batch is the most changes claimed at once (default 100), Concurrency
 	// the most published at once (default 64): each may wait for the edges'
-	// acknowledgements (up to 2 s when an edge died without a goodbye), so
-	// publishes overlap as much as a request's own publish used to.
+	// acknowledgements (up to 2 s when an edge died without a goodbye, or
+	// stopped), so publishes overlap, and Run claims more while some wait,
+	// up to Concurrency in flight.
 	Batch, Concurrency int
 	// PublishTimeout bounds one attempt to publish a change (default 5 s).
 	PublishTimeout time.Duration
