@@ -46,9 +46,14 @@ type Changes struct {
 	edges map[string]time.Time
 	// lagging are the edges that let a change's echo wait run out (a
 	// stopped process, a reader far behind): no publish waits for them
-	// until they acknowledge a change again, so that one frozen edge costs
-	// one echo timeout, not one per change.
-	lagging map[string]bool
+	// until they acknowledge a recent change again, so that one frozen edge
+	// costs one echo timeout, not one per change. sent are the nonces of
+	// the changes published lately, and when (sentOrder bounds them): an
+	// acknowledgement of one published within echoTimeout says its edge has
+	// caught up; one of an older change, that it still reads its backlog.
+	lagging   map[string]bool
+	sent      map[string]time.Time
+	sentOrder []string
 	// acking is set by Acknowledge; stopHello ends its announcements.
 	acking    bool
 	stopHello chan struct{}
@@ -107,6 +112,8 @@ const (
 	// answers to its ping.
 	pingSettle = 300 * time.Millisecond
 	edgeTTL    = 3*helloInterval + 5*time.Second
+	// maxSent bounds the nonces a publisher remembers (Changes.sent).
+	maxSent = 1024
 )
 
 var _ bus.LinkChanges = (*Changes)(nil)
@@ -132,7 +139,8 @@ func NewChanges(brokers []string, log *slog.Logger) *Changes {
 //
 // An edge that let an echo wait run out (while this process read its own
 // change back) is lagging: no publish waits for it, including those already
-// waiting, until it acknowledges a change again. One stopped edge (SIGSTOP)
+// waiting, until it acknowledges a change within echoTimeout of its publish
+// again (its acknowledgements of the changes it missed do not count). One stopped edge (SIGSTOP)
 // so costs the publishes of the moment one echo timeout, not every publish
 // one each.
 func (c *Changes) AwaitEcho() {
@@ -142,6 +150,7 @@ func (c *Changes) AwaitEcho() {
 		c.echoes = map[string]*pending{}
 		c.edges = map[string]time.Time{}
 		c.lagging = map[string]bool{}
+		c.sent = map[string]time.Time{}
 	}
 	c.mu.Unlock()
 	// The edges that run already announce themselves only every
@@ -209,6 +218,12 @@ func (c *Changes) PublishLinkChange(ctx context.Context, ch bus.LinkChange) erro
 			}
 		}
 		c.echoes[ch.Nonce] = p
+		if len(c.sentOrder) >= maxSent {
+			delete(c.sent, c.sentOrder[0])
+			c.sentOrder = c.sentOrder[1:]
+		}
+		c.sent[ch.Nonce] = time.Now()
+		c.sentOrder = append(c.sentOrder, ch.Nonce)
 	}
 	c.mu.Unlock()
 	v, err := json.Marshal(ch)
@@ -498,9 +513,10 @@ func (c *Changes) heard(rec record) {
 		return
 	}
 	c.edges[rec.From] = time.Now()
-	if rec.Ack != "" && c.lagging[rec.From] {
-		// Its reader moves again (a woken process acknowledges the
-		// changes it missed): the next publishes wait for it.
+	if at, ok := c.sent[rec.Ack]; ok && rec.Ack != "" && c.lagging[rec.From] && time.Since(at) < echoTimeout {
+		// Its reader is current again (a woken process first
+		// acknowledges the changes it missed, which are older): the next
+		// publishes wait for it.
 		delete(c.lagging, rec.From)
 		c.log.Info("an edge acknowledges link changes again; publishes wait for it", "edge", rec.From)
 	}

@@ -132,8 +132,8 @@ func (s *timedSubscriber) wake() {
 // edge within moments of its write, every request's wait ends with its
 // change published within the API's bound (2.5 s), and once the first echo
 // wait ran out (2 s) the frozen edge is not waited for any more: requests
-// answer at once. Once it reads again it acknowledges the changes it
-// missed, and the next change waits for it again.
+// answer at once. Once it reads again and acknowledges a recent change,
+// the next change waits for it again.
 func TestRelayFrozenEdgeCostsOneEchoTimeout(t *testing.T) {
 	b := startTopics(t)
 	pub := NewChanges(b.addrs(), nil)
@@ -233,14 +233,18 @@ func TestRelayFrozenEdgeCostsOneEchoTimeout(t *testing.T) {
 		t.Errorf("while frozen, the publisher waits for the edges %v, want only the live one", got)
 	}
 
-	// Woken, it reads what it missed and acknowledges: waited for again.
+	// Woken, it reads what it missed and acknowledges it: those changes
+	// are older than the echo wait, so it stays lagging until it
+	// acknowledges a recent one; then it is waited for again.
 	frozen.wake()
 	deadline = time.Now().Add(10 * time.Second)
 	for len(pub.knownEdges()) != 2 {
 		if time.Now().After(deadline) {
 			t.Fatalf("the woken edge is not waited for again: known %v", pub.knownEdges())
 		}
-		time.Sleep(10 * time.Millisecond)
+		_, wait := change(fmt.Sprintf("woken%d", time.Now().UnixNano()))
+		wait()
+		time.Sleep(50 * time.Millisecond)
 	}
 	_, wait := change("after")
 	if waited, ok := wait(); !ok || waited >= echoTimeout {
@@ -248,5 +252,22 @@ func TestRelayFrozenEdgeCostsOneEchoTimeout(t *testing.T) {
 	}
 	if _, got := frozen.got("after"); !got {
 		t.Error("the request answered before the woken edge applied its change: it was not waited for")
+	}
+}
+
+// TestRelayFrozenEdgeCatchingUpStaysLagging: an edge that acknowledges only
+// changes older than the echo wait (it reads a backlog) is not waited for.
+func TestRelayFrozenEdgeCatchingUpStaysLagging(t *testing.T) {
+	c := NewChanges(nil, nil)
+	c.echoes, c.edges, c.lagging, c.sent = map[string]*pending{}, map[string]time.Time{"e1": time.Now()}, map[string]bool{"e1": true}, map[string]time.Time{}
+	c.sent["old"] = time.Now().Add(-3 * echoTimeout)
+	c.sent["new"] = time.Now()
+	c.heard(record{From: "e1", Ack: "old"})
+	if len(c.knownEdges()) != 0 {
+		t.Fatal("an edge acknowledging an old change is waited for again")
+	}
+	c.heard(record{From: "e1", Ack: "new"})
+	if got := c.knownEdges(); len(got) != 1 {
+		t.Fatalf("an edge acknowledging a recent change is not waited for again: %v", got)
 	}
 }

@@ -39,8 +39,8 @@ func (f *fleet) report(r *results, command, loadStart, loadEnd string) {
 	f.printf("%d links, each cached by every edge, are changed in turn (`PATCH /api/v1/links/{id}` with a new destinationUrl) at %.0f changes/s, "+
 		"while `wrk -t1 -c%d` requests them at random on every edge, paced (each connection waits between its requests: wrk's delay()) to %.0f redirects/s over all the edges (browser User-Agent: every redirect is a click produced to the broker). "+
 		"After each answer every live edge is asked for the link (a bot User-Agent) until it serves the new target: *answer → edge serves* "+
-		"is from the API's answer to that response; *stale first answers* count the edges whose first response was still the old target, *failed first answers* those whose first response was no 302 (a 503: the edge could not read PostgreSQL) "+
-		"(the API answers only once every live edge acknowledged the change: docs/edge.md). *API answer* is the PATCH from sending to its answer; *answered before confirmed* counts the control plane's warnings that a request's 2.5 s bound passed before the edges confirmed its change (httpapi/settle.go). "+
+		"is from the API's answer to that response; *stale first answers* count the edges whose first response was still the old target "+
+		"(the API answers only once every live edge acknowledged the change: docs/edge.md), *failed first answers* those whose first response was no 302 (a 503: the edge could not read PostgreSQL). *API answer* is the PATCH from sending to its answer; *answered before confirmed* counts the control plane's warnings that a request's 2.5 s bound passed before the edges confirmed its change (httpapi/settle.go). "+
 		"Frozen: the last edge stopped with SIGSTOP for %s while the changes go on (it is not asked).\n\n",
 		len(f.links), f.o.rate, f.o.conns, f.o.loadRate, f.o.freeze)
 	t := report.NewTable("phase", "changes", "API answer p50", "p99", "max", "answer → edge serves p50", "p99", "max", "probes", "stale first answers", "failed first answers", "never served", "answered before confirmed", "changes failed / skipped")
