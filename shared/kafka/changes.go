@@ -70,6 +70,8 @@ type Changes struct {
 	// subscribers ran), -1 before it knows; lastRead is when (Unix ns).
 	handled  atomic.Int64
 	lastRead atomic.Int64
+	// acks are the acknowledgements being sent.
+	acks sync.WaitGroup
 }
 
 // pending is a published change its publisher waits for.
@@ -464,7 +466,15 @@ func (c *Changes) handle(m kafkago.Message) {
 		p.notify()
 		c.mu.Unlock()
 	case acking:
-		c.send(record{From: c.id, Ack: ch.Nonce})
+		// Not waited for: the reader goes on to the next record while the
+		// writer batches the acknowledgements sent at once. A woken edge
+		// reading the changes it missed so catches up in one round trip
+		// per batch, not one per change.
+		c.acks.Add(1)
+		go func() {
+			defer c.acks.Done()
+			c.send(record{From: c.id, Ack: ch.Nonce})
+		}()
 	}
 }
 
@@ -555,5 +565,6 @@ func (c *Changes) Close() error {
 		cancel()
 		<-done
 	}
+	c.acks.Wait()
 	return c.w.Close()
 }
