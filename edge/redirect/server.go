@@ -101,6 +101,9 @@ type Edge struct {
 	metrics *metrics
 	promH   fasthttp.RequestHandler
 	srv     *fasthttp.Server
+	// wake, with a Changes that reads a broker (ChangeReader), drops the
+	// cache after the process was stopped (wake.go).
+	wake *wakeGuard
 }
 
 // New returns an edge. It opens the GeoIP database when one is configured.
@@ -161,7 +164,13 @@ func New(o Options) (*Edge, error) {
 			}
 		})
 	}
-	e.srv = NewHTTPServer(e.Handle, o.Logger)
+	handler := fasthttp.RequestHandler(e.Handle)
+	if r, ok := o.Changes.(ChangeReader); ok {
+		e.wake = newWakeGuard(e.EvictAll, r, o.Logger)
+		handler = e.wake.handler(handler)
+		go e.wake.run(e.stopPrune)
+	}
+	e.srv = NewHTTPServer(handler, o.Logger)
 	go e.pruneTries(e.stopPrune)
 	return e, nil
 }

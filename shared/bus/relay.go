@@ -29,8 +29,9 @@ type RelayOptions struct {
 	Lease time.Duration
 	// Batch is the most changes claimed at once (default 100), Concurrency
 	// the most published at once (default 64): each may wait for the edges'
-	// acknowledgements (up to 2 s when an edge died without a goodbye), so
-	// publishes overlap as much as a request's own publish used to.
+	// acknowledgements (up to 2 s when an edge died without a goodbye, or
+	// stopped), so publishes overlap, and Run claims more while some wait,
+	// up to Concurrency in flight.
 	Batch, Concurrency int
 	// PublishTimeout bounds one attempt to publish a change (default 5 s).
 	PublishTimeout time.Duration
@@ -135,11 +136,18 @@ func (r *Relay) Track(ctx context.Context) (context.Context, *Tracker) {
 	return context.WithValue(ctx, trackerKey{}, t), t
 }
 
-// Run publishes until ctx ends; run it once per relay. It starts with a
-// round at once: changes a crashed process left are published at start.
-// Before that it ends the leases its owner holds (ReleaseOwner): those of a
-// previous run under the same owner that died holding a batch, which
-// would otherwise wait for their leases to end (Lease, 15 s).
+// Run publishes until ctx ends; run it once per relay. It claims changes at
+// once: changes a crashed process left are published at start. Before that
+// it ends the leases its owner holds (ReleaseOwner): those of a previous run
+// under the same owner that died holding a batch, which would otherwise wait
+// for their leases to end (Lease, 15 s).
+//
+// Publishing is pipelined: the relay claims and publishes new changes while
+// earlier publishes still wait (for the edges' acknowledgements: up to 2 s
+// for an edge that stopped answering), up to Concurrency changes in flight.
+// A change stored while a slow publish waits therefore goes out at once, not
+// after it. While the bus refuses changes it publishes one batch at a time,
+// with a growing pause between batches.
 func (r *Relay) Run(ctx context.Context) {
 	r.stopped.Store(false)
 	defer r.stopped.Store(true)
@@ -153,125 +161,172 @@ func (r *Relay) Run(ctx context.Context) {
 	}
 	poll := time.NewTicker(r.o.Poll)
 	defer poll.Stop()
-	pause := time.Duration(0)
-	for ctx.Err() == nil {
-		n, ok := r.round(ctx)
-		switch {
-		case !ok:
-			pause = min(max(2*pause, r.o.BackoffMin), r.o.BackoffMax)
-			select {
-			case <-ctx.Done():
-			case <-time.After(pause):
+	var (
+		results  = make(chan publishResult, r.o.Concurrency)
+		inFlight int
+		// claim is set when changes may wait: at start, on a wake-up, a
+		// poll, after a full claim, and once a pause ended.
+		claim = true
+		// pause is the current pause after a failure; resume, when set,
+		// ends it.
+		pause  time.Duration
+		resume <-chan time.Time
+		// batch collects the outcome of the publishes of a failing
+		// period, so that the outage is logged once for them.
+		done, failed []string
+		firstErr     error
+		// stop is ctx.Done() until it fired once: then Run only waits
+		// for the publishes in flight.
+		stop = ctx.Done()
+	)
+	settle := func() {
+		// A context of its own: changes published while Run was asked
+		// to stop are deleted all the same. The delete may lag the
+		// publishes: a change published twice only makes caches forget
+		// twice.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		ok := true
+		if len(done) > 0 {
+			if err := r.out.DeleteChanges(sctx, done); err != nil {
+				r.o.Logger.Error("cannot delete published changes; they will be published again", "changes", len(done), "err", err)
+				ok = false
 			}
-			continue
-		case n == r.o.Batch:
-			pause = 0
-			continue // more may wait
 		}
-		pause = 0
+		if len(failed) > 0 {
+			ok = false
+			if !r.failing.Load() || time.Since(r.lastWarn) >= warnEvery {
+				r.o.Logger.Warn("cannot publish link changes; they wait in the outbox and are retried",
+					"changes", len(failed), "err", firstErr)
+				r.lastWarn = time.Now()
+			}
+			r.failing.Store(true)
+			if err := r.out.ReleaseChanges(sctx, r.o.Owner, failed); err != nil {
+				r.o.Logger.Error("cannot release unpublished changes; they are retried when their lease ends", "err", err)
+			}
+		} else if len(done) > 0 && r.failing.Load() {
+			r.failing.Store(false)
+			r.o.Logger.Info("publishing link changes again")
+		}
+		done, failed, firstErr = done[:0], failed[:0], nil
+		if ok {
+			pause = 0
+			return
+		}
+		pause = min(max(2*pause, r.o.BackoffMin), r.o.BackoffMax)
+		resume = time.After(pause)
+	}
+	collect := func(res publishResult) {
+		inFlight--
+		if res.err != nil {
+			failed = append(failed, res.id)
+			if firstErr == nil {
+				firstErr = res.err
+			}
+			return
+		}
+		done = append(done, res.id)
+	}
+	for {
+		// While the bus refuses changes, one batch at a time (each of its
+		// publishes may wait out PublishTimeout), after the pause.
+		// A refusal seen (failed) stops the claims until the pause.
+		canClaim := ctx.Err() == nil && claim && resume == nil && inFlight < r.o.Concurrency &&
+			len(failed) == 0 && (!r.failing.Load() || inFlight == 0)
+		if canClaim {
+			claim = false
+			n := min(r.o.Batch, r.o.Concurrency-inFlight)
+			claimed, ok := r.claim(ctx, n)
+			switch {
+			case !ok:
+				pause = min(max(2*pause, r.o.BackoffMin), r.o.BackoffMax)
+				resume = time.After(pause)
+			case len(claimed) == n:
+				claim = true // more may wait
+			}
+			for _, c := range claimed {
+				inFlight++
+				go r.publish(ctx, c, results)
+			}
+			if claim && inFlight < r.o.Concurrency {
+				continue
+			}
+		}
+		if ctx.Err() != nil && inFlight == 0 {
+			if len(done)+len(failed) > 0 {
+				settle()
+			}
+			return
+		}
 		select {
-		case <-ctx.Done():
+		case res := <-results:
+			collect(res)
+			// Take every outcome that is in, then delete (or release)
+			// them with one statement.
+		drain:
+			for inFlight > 0 {
+				select {
+				case res := <-results:
+					collect(res)
+				default:
+					break drain
+				}
+			}
+			if len(failed) > 0 && inFlight > 0 && ctx.Err() == nil {
+				// Wait for the rest of the failing batch: the outage is
+				// logged once for it and the pause starts after it.
+				continue
+			}
+			settle()
 		case <-r.wake:
+			claim = true
 		case <-poll.C:
+			claim = true
+		case <-resume:
+			resume = nil
+			claim = true
+		case <-stop:
+			stop = nil
 		}
 	}
 }
 
-// round claims a batch and publishes it. It returns how many changes it
-// claimed, and false when a step failed (the failed changes wait in the
-// outbox for the next round).
-func (r *Relay) round(ctx context.Context) (int, bool) {
+// publishResult is the outcome of one publish of Run.
+type publishResult struct {
+	id  string
+	err error
+}
+
+// claim leases up to n changes; false when the outbox cannot be read.
+func (r *Relay) claim(ctx context.Context, n int) ([]StoredChange, bool) {
 	now := time.Now()
-	claimed, err := r.out.ClaimChanges(ctx, r.o.Owner, now, now.Add(r.o.Lease), r.o.Batch)
+	claimed, err := r.out.ClaimChanges(ctx, r.o.Owner, now, now.Add(r.o.Lease), n)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.o.Logger.Error("cannot read the change outbox; retrying", "err", err)
 		}
-		return 0, false
+		return nil, false
 	}
-	if len(claimed) == 0 {
-		return 0, true
+	if len(claimed) > 0 {
+		// The fault tests kill the process here: it dies holding the
+		// batch's leases, which the next run under the same owner takes
+		// back at start.
+		crashpoint.Here("change-after-claim")
 	}
-	// The fault tests kill the process here: it dies holding the batch's
-	// leases, which the next run under the same owner takes back at start.
-	crashpoint.Here("change-after-claim")
-	var (
-		mu           sync.Mutex
-		done, failed []string
-		firstErr     error
-		wg           sync.WaitGroup
-		sem          = make(chan struct{}, r.o.Concurrency)
-	)
-	for _, c := range claimed {
-		sem <- struct{}{}
-		mu.Lock()
-		refused := firstErr != nil
-		if refused {
-			// The bus refuses changes: the rest of the batch is not tried
-			// (each would wait out PublishTimeout) but released at once,
-			// for the next round after the pause.
-			failed = append(failed, c.ID)
-		}
-		mu.Unlock()
-		if refused {
-			<-sem
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			pctx, cancel := context.WithTimeout(ctx, r.o.PublishTimeout)
-			err := r.to.PublishLinkChange(pctx, c.LinkChange)
-			cancel()
-			if err == nil {
-				// The request waiting for it answers now, not when the
-				// round's slowest publish returns.
-				r.published([]string{c.ID})
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				failed = append(failed, c.ID)
-				if firstErr == nil {
-					firstErr = err
-				}
-				return
-			}
-			done = append(done, c.ID)
-		}()
+	return claimed, true
+}
+
+// publish publishes one claimed change and sends its outcome to results.
+func (r *Relay) publish(ctx context.Context, c StoredChange, results chan<- publishResult) {
+	pctx, cancel := context.WithTimeout(ctx, r.o.PublishTimeout)
+	err := r.to.PublishLinkChange(pctx, c.LinkChange)
+	cancel()
+	if err == nil {
+		// The request waiting for it answers now, not when the other
+		// publishes in flight return.
+		r.published([]string{c.ID})
 	}
-	wg.Wait()
-	// The delete may lag the publishes: a change published twice only
-	// makes caches forget twice.
-	ok := true
-	// A context of its own: changes published while Run was asked to stop
-	// are deleted all the same.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if len(done) > 0 {
-		if err := r.out.DeleteChanges(sctx, done); err != nil {
-			r.o.Logger.Error("cannot delete published changes; they will be published again", "changes", len(done), "err", err)
-			ok = false
-		}
-	}
-	if len(failed) > 0 {
-		ok = false
-		if !r.failing.Load() || time.Since(r.lastWarn) >= warnEvery {
-			r.o.Logger.Warn("cannot publish link changes; they wait in the outbox and are retried",
-				"changes", len(failed), "err", firstErr)
-			r.lastWarn = time.Now()
-		}
-		r.failing.Store(true)
-		if err := r.out.ReleaseChanges(sctx, r.o.Owner, failed); err != nil {
-			r.o.Logger.Error("cannot release unpublished changes; they are retried when their lease ends", "err", err)
-		}
-	}
-	if len(failed) == 0 && r.failing.Load() {
-		r.failing.Store(false)
-		r.o.Logger.Info("publishing link changes again")
-	}
-	return len(claimed), ok
+	results <- publishResult{id: c.ID, err: err}
 }
 
 // published tells the trackers waiting for the ids.

@@ -44,6 +44,16 @@ type Changes struct {
 	echoes map[string]*pending
 	// edges are the acknowledging processes heard from, and when last.
 	edges map[string]time.Time
+	// lagging are the edges that let a change's echo wait run out (a
+	// stopped process, a reader far behind): no publish waits for them
+	// until they acknowledge a recent change again, so that one frozen edge
+	// costs one echo timeout, not one per change. sent are the nonces of
+	// the changes published lately, and when (sentOrder bounds them): an
+	// acknowledgement of one published within echoTimeout says its edge has
+	// caught up; one of an older change, that it still reads its backlog.
+	lagging   map[string]bool
+	sent      map[string]time.Time
+	sentOrder []string
 	// acking is set by Acknowledge; stopHello ends its announcements.
 	acking    bool
 	stopHello chan struct{}
@@ -56,56 +66,15 @@ type Changes struct {
 	lost atomic.Bool
 	// repositioning is set while the reader is moved to the topic's end.
 	repositioning atomic.Bool
-
-	// applied is the offset after the last record whose subscribers ran (-1
-	// while unknown); caughtUp, in Unix nanoseconds, the last time at which
-	// every record then in the topic was applied (CaughtUp).
-	applied, caughtUp atomic.Int64
-}
-
-// caughtUpEvery is how often a subscribed process checks that it applied
-// every record of the topic (CaughtUp).
-const caughtUpEvery = time.Second
-
-// CaughtUp returns the last time at which this process had applied (its
-// subscribers had run for) every change then in the topic: within about
-// caughtUpEvery of now while its reader keeps up, further behind while the
-// broker is out of reach or the reader lags. Zero before the first
-// subscription. The edge stops trusting its filter of the slugs that exist
-// while this is old: a link created meanwhile may not have reached it.
-func (c *Changes) CaughtUp() time.Time {
-	n := c.caughtUp.Load()
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
-
-// watchCaughtUp keeps CaughtUp current until ctx ends: it reads the topic's
-// end at t0 and, once the records before it were applied, sets CaughtUp to t0.
-func (c *Changes) watchCaughtUp(ctx context.Context) {
-	t := time.NewTicker(caughtUpEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		t0 := time.Now()
-		end, err := c.lastOffset()
-		if err != nil {
-			continue
-		}
-		for c.applied.Load() < end {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-		c.caughtUp.Store(t0.UnixNano())
-	}
+	// handled is the offset after the last record the reader handled (its
+	// subscribers ran), -1 before it knows; lastRead is when (Unix ns).
+	handled  atomic.Int64
+	lastRead atomic.Int64
+	// caughtUp, in Unix nanoseconds, is the last time at which every record
+	// then in the topic was handled (CaughtUp).
+	caughtUp atomic.Int64
+	// acks are the acknowledgements being sent.
+	acks sync.WaitGroup
 }
 
 // pending is a published change its publisher waits for.
@@ -148,6 +117,8 @@ const (
 	// answers to its ping.
 	pingSettle = 300 * time.Millisecond
 	edgeTTL    = 3*helloInterval + 5*time.Second
+	// maxSent bounds the nonces a publisher remembers (Changes.sent).
+	maxSent = 1024
 )
 
 var _ bus.LinkChanges = (*Changes)(nil)
@@ -159,7 +130,9 @@ func NewChanges(brokers []string, log *slog.Logger) *Changes {
 	}
 	w := writer(brokers, ChangesTopic)
 	w.BatchTimeout = time.Millisecond
-	return &Changes{brokers: brokers, w: w, log: log, id: randomNonce()}
+	c := &Changes{brokers: brokers, w: w, log: log, id: randomNonce()}
+	c.handled.Store(-1)
+	return c
 }
 
 // AwaitEcho makes PublishLinkChange return only once this process has read the
@@ -168,12 +141,21 @@ func NewChanges(brokers []string, log *slog.Logger) *Changes {
 // edge's cache has forgotten the link, as the in-process bus guarantees; or
 // once echoTimeout passed. The control plane uses it so that the API answers
 // a change after the edges have applied it.
+//
+// An edge that let an echo wait run out (while this process read its own
+// change back) is lagging: no publish waits for it, including those already
+// waiting, until it acknowledges a change within echoTimeout of its publish
+// again (its acknowledgements of the changes it missed do not count). One stopped edge (SIGSTOP)
+// so costs the publishes of the moment one echo timeout, not every publish
+// one each.
 func (c *Changes) AwaitEcho() {
 	c.SubscribeLinkChanges(func(bus.LinkChange) {})
 	c.mu.Lock()
 	if c.echoes == nil {
 		c.echoes = map[string]*pending{}
 		c.edges = map[string]time.Time{}
+		c.lagging = map[string]bool{}
+		c.sent = map[string]time.Time{}
 	}
 	c.mu.Unlock()
 	// The edges that run already announce themselves only every
@@ -236,11 +218,17 @@ func (c *Changes) PublishLinkChange(ctx context.Context, ch bus.LinkChange) erro
 		ch.Nonce = randomNonce()
 		p = &pending{waitFor: map[string]bool{}, changed: make(chan struct{})}
 		for id, seen := range c.edges {
-			if id != c.id && time.Since(seen) < edgeTTL {
+			if id != c.id && time.Since(seen) < edgeTTL && !c.lagging[id] {
 				p.waitFor[id] = true
 			}
 		}
 		c.echoes[ch.Nonce] = p
+		if len(c.sentOrder) >= maxSent {
+			delete(c.sent, c.sentOrder[0])
+			c.sentOrder = c.sentOrder[1:]
+		}
+		c.sent[ch.Nonce] = time.Now()
+		c.sentOrder = append(c.sentOrder, ch.Nonce)
 	}
 	c.mu.Unlock()
 	v, err := json.Marshal(ch)
@@ -265,13 +253,49 @@ func (c *Changes) PublishLinkChange(ctx context.Context, ch bus.LinkChange) erro
 		select {
 		case <-changed:
 		case <-t.C:
+			lagging := c.timedOut(p)
 			c.log.Warn("a link change was not applied by every edge in time; edges may serve the old link briefly",
-				"link", ch.LinkID, "read back", echoed, "edges missing", missing)
+				"link", ch.LinkID, "read back", echoed, "edges missing", missing, "edges no longer waited for", lagging)
 			return nil
 		case <-ctx.Done():
 			return nil
 		}
 	}
+}
+
+// timedOut marks lagging the edges p still waits for when its echo wait ran
+// out, provided this process read its own change back (otherwise its own
+// reader is behind, and says nothing of the edges'), and stops every other
+// publish waiting for them. It returns them, sorted.
+func (c *Changes) timedOut(p *pending) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !p.echoed {
+		return nil
+	}
+	var ids []string
+	for id := range p.waitFor {
+		ids = append(ids, id)
+		if !c.lagging[id] {
+			c.lagging[id] = true
+			c.log.Warn("an edge did not acknowledge a link change in time; publishes stop waiting for it until it acknowledges one again",
+				"edge", id)
+		}
+	}
+	sort.Strings(ids)
+	for _, q := range c.echoes {
+		changed := false
+		for _, id := range ids {
+			if q.waitFor[id] {
+				delete(q.waitFor, id)
+				changed = true
+			}
+		}
+		if changed {
+			q.notify()
+		}
+	}
+	return ids
 }
 
 func (c *Changes) forget(nonce string) {
@@ -324,13 +348,57 @@ func (c *Changes) SubscribeLinkChanges(fn func(bus.LinkChange)) {
 	}
 	if end >= 0 {
 		// Nothing before end matters to a process that starts now.
-		c.applied.Store(end)
+		c.handled.Store(end)
 		c.caughtUp.Store(time.Now().UnixNano())
-	} else {
-		c.applied.Store(-1)
 	}
+	c.lastRead.Store(time.Now().UnixNano())
 	go c.read(ctx, r)
 	go c.watchCaughtUp(ctx)
+}
+
+// caughtUpEvery is how often a subscribed process checks that it handled
+// every record of the topic (CaughtUp).
+const caughtUpEvery = time.Second
+
+// CaughtUp returns the last time at which this process had handled (its
+// subscribers had run for) every change then in the topic: within about
+// caughtUpEvery of now while its reader keeps up, further behind while the
+// broker is out of reach or the reader lags. Zero before the first
+// subscription. The edge stops trusting its filter of the slugs that exist
+// while this is old: a link created meanwhile may not have reached it.
+func (c *Changes) CaughtUp() time.Time {
+	n := c.caughtUp.Load()
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// watchCaughtUp keeps CaughtUp current until ctx ends: it reads the topic's
+// end at t0 and, once the records before it were handled, sets CaughtUp to t0.
+func (c *Changes) watchCaughtUp(ctx context.Context) {
+	t := time.NewTicker(caughtUpEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		t0 := time.Now()
+		end, err := c.lastOffset()
+		if err != nil {
+			continue
+		}
+		for c.handled.Load() < end {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		c.caughtUp.Store(t0.UnixNano())
+	}
 }
 
 // lastOffset returns the offset the next record of the link-change topic gets.
@@ -408,14 +476,16 @@ func (c *Changes) read(ctx context.Context, r *kafkago.Reader) {
 				fn(bus.LinkChange{Kind: bus.KindReset})
 			}
 		}
-		c.apply(m)
-		c.applied.Store(m.Offset + 1)
+		c.handle(m)
 	}
 }
 
-// apply hands one record of the topic to the subscribers, or to the
-// acknowledgement protocol.
-func (c *Changes) apply(m kafkago.Message) {
+// handle handles one record of the topic, then records that it did.
+func (c *Changes) handle(m kafkago.Message) {
+	defer func() {
+		c.handled.Store(m.Offset + 1)
+		c.lastRead.Store(time.Now().UnixNano())
+	}()
 	var rec record
 	if err := json.Unmarshal(m.Value, &rec); err != nil {
 		c.log.Error("skipping a malformed link change", "offset", m.Offset, "err", err)
@@ -447,8 +517,42 @@ func (c *Changes) apply(m kafkago.Message) {
 		p.notify()
 		c.mu.Unlock()
 	case acking:
-		c.send(record{From: c.id, Ack: ch.Nonce})
+		// Not waited for: the reader goes on to the next record while the
+		// writer batches the acknowledgements sent at once. A woken edge
+		// reading the changes it missed so catches up in one round trip
+		// per batch, not one per change.
+		c.acks.Add(1)
+		go func() {
+			defer c.acks.Done()
+			c.send(record{From: c.id, Ack: ch.Nonce})
+		}()
 	}
+}
+
+// LastRead returns when the reader last handled a record of the topic (or
+// started). An edge reads its own announcement every 10 s (helloInterval),
+// so a reader that can reach the broker reads at least that often.
+func (c *Changes) LastRead() time.Time { return time.Unix(0, c.lastRead.Load()) }
+
+// WaitCaughtUp returns once the reader has handled every record the topic had
+// when it was called (its subscribers applied every change published
+// before), or an error when the topic's end cannot be read (the broker is
+// away) or ctx ends first.
+func (c *Changes) WaitCaughtUp(ctx context.Context) error {
+	end, err := c.lastOffset()
+	if err != nil {
+		return err
+	}
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for c.handled.Load() < end {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the link-change reader is at offset %d of %d: %w", c.handled.Load(), end, ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
 }
 
 // heard records a record of the acknowledgement protocol, for a publisher.
@@ -460,6 +564,7 @@ func (c *Changes) heard(rec record) {
 	}
 	if rec.Bye {
 		delete(c.edges, rec.From)
+		delete(c.lagging, rec.From)
 		for _, p := range c.echoes {
 			if p.waitFor[rec.From] {
 				delete(p.waitFor, rec.From)
@@ -469,6 +574,13 @@ func (c *Changes) heard(rec record) {
 		return
 	}
 	c.edges[rec.From] = time.Now()
+	if at, ok := c.sent[rec.Ack]; ok && rec.Ack != "" && c.lagging[rec.From] && time.Since(at) < echoTimeout {
+		// Its reader is current again (a woken process first
+		// acknowledges the changes it missed, which are older): the next
+		// publishes wait for it.
+		delete(c.lagging, rec.From)
+		c.log.Info("an edge acknowledges link changes again; publishes wait for it", "edge", rec.From)
+	}
 	if p := c.echoes[rec.Ack]; rec.Ack != "" && p != nil && p.waitFor[rec.From] {
 		delete(p.waitFor, rec.From)
 		p.notify()
@@ -481,7 +593,7 @@ func (c *Changes) knownEdges() []string {
 	defer c.mu.Unlock()
 	var ids []string
 	for id, seen := range c.edges {
-		if id != c.id && time.Since(seen) < edgeTTL {
+		if id != c.id && time.Since(seen) < edgeTTL && !c.lagging[id] {
 			ids = append(ids, id)
 		}
 	}
@@ -504,5 +616,6 @@ func (c *Changes) Close() error {
 		cancel()
 		<-done
 	}
+	c.acks.Wait()
 	return c.w.Close()
 }

@@ -29,9 +29,11 @@ type changes struct {
 	// serve are the times from an answer to each live edge serving the new
 	// target.
 	serve []time.Duration
-	// stale counts probes whose first answer was not the new target; never,
-	// those that never served it within probeBound.
-	stale, never, probes int
+	// stale counts probes whose first answer was a 302 to another target;
+	// errored, those whose first answer was no 302 at all (a 503 when the
+	// edge could not read PostgreSQL); never, those that never served the
+	// new target within probeBound.
+	stale, errored, never, probes int
 	// failed counts changes the API refused or did not answer; skipped,
 	// ticks with every link still busy.
 	failed, skipped int
@@ -103,8 +105,8 @@ func (r *results) failures() error {
 		errs = append(errs, fmt.Errorf("woken edge: %d stale answers and %d failed requests of %d", r.wake.stale, r.wake.failed, r.wake.asked))
 	}
 	for _, c := range []*changes{r.prop, r.freeze} {
-		if c != nil && (c.stale > 0 || c.never > 0) {
-			errs = append(errs, fmt.Errorf("live edges: %d stale first answers, %d never served the new target, after the API answered", c.stale, c.never))
+		if c != nil && (c.stale > 0 || c.errored > 0 || c.never > 0) {
+			errs = append(errs, fmt.Errorf("live edges: %d stale first answers, %d failed first answers, %d never served the new target, after the API answered", c.stale, c.errored, c.never))
 		}
 	}
 	return errors.Join(errs...)
@@ -371,7 +373,11 @@ func (f *fleet) changeOne(c *changes, l *flink) {
 					return
 				}
 				if first {
-					c.add(func(c *changes) { c.stale++ })
+					if err != nil {
+						c.add(func(c *changes) { c.errored++ })
+					} else {
+						c.add(func(c *changes) { c.stale++ })
+					}
 					first = false
 				}
 				if since(answered) > probeBound {

@@ -40,10 +40,10 @@ func (f *fleet) report(r *results, command, loadStart, loadEnd string) {
 		"while `wrk -t1 -c%d` requests them at random on every edge, paced (each connection waits between its requests: wrk's delay()) to %.0f redirects/s over all the edges (browser User-Agent: every redirect is a click produced to the broker). "+
 		"After each answer every live edge is asked for the link (a bot User-Agent) until it serves the new target: *answer → edge serves* "+
 		"is from the API's answer to that response; *stale first answers* count the edges whose first response was still the old target "+
-		"(the API answers only once every live edge acknowledged the change: docs/edge.md). *API answer* is the PATCH from sending to its answer; *answered before confirmed* counts the control plane's warnings that a request's 2.5 s bound passed before the edges confirmed its change (httpapi/settle.go). "+
+		"(the API answers only once every live edge acknowledged the change: docs/edge.md), *failed first answers* those whose first response was no 302 (a 503: the edge could not read PostgreSQL). *API answer* is the PATCH from sending to its answer; *answered before confirmed* counts the control plane's warnings that a request's 2.5 s bound passed before the edges confirmed its change (httpapi/settle.go). "+
 		"Frozen: the last edge stopped with SIGSTOP for %s while the changes go on (it is not asked).\n\n",
 		len(f.links), f.o.rate, f.o.conns, f.o.loadRate, f.o.freeze)
-	t := report.NewTable("phase", "changes", "API answer p50", "p99", "max", "answer → edge serves p50", "p99", "max", "probes", "stale first answers", "never served", "answered before confirmed", "changes failed / skipped")
+	t := report.NewTable("phase", "changes", "API answer p50", "p99", "max", "answer → edge serves p50", "p99", "max", "probes", "stale first answers", "failed first answers", "never served", "answered before confirmed", "changes failed / skipped")
 	for _, row := range []struct {
 		name string
 		c    *changes
@@ -54,7 +54,7 @@ func (f *fleet) report(r *results, command, loadStart, loadEnd string) {
 		}
 		a50, a99, amax := durations(c.api)
 		s50, s99, smax := durations(c.serve)
-		t.Add(row.name, len(c.api), a50, a99, amax, s50, s99, smax, c.probes, c.stale, c.never, c.early, fmt.Sprintf("%d / %d", c.failed, c.skipped))
+		t.Add(row.name, len(c.api), a50, a99, amax, s50, s99, smax, c.probes, c.stale, c.errored, c.never, c.early, fmt.Sprintf("%d / %d", c.failed, c.skipped))
 	}
 	f.printf("%s\n", t.Markdown())
 	if r.prop != nil && r.prop.firstErr != nil {
@@ -121,6 +121,7 @@ func (f *fleet) report(r *results, command, loadStart, loadEnd string) {
 	if c := r.freeze; c != nil {
 		_, a99, amax := durations(c.api)
 		s.Add("API answer time with one edge stopped, p99 / max", a99+" / "+amax, "≤ 3 s (the request's 2.5 s settle bound)", report.Verdict(float64(maxDur(c.api)), float64(3*time.Second), false))
+		s.Add("stale first answers of the live edges, one edge stopped", c.stale, "0", report.Verdict(float64(c.stale), 0, false))
 	}
 	s.Add("stale answers of the woken edge", r.wake.stale, "0", report.Verdict(float64(r.wake.stale+r.wake.failed), 0, false))
 	exact := 0
