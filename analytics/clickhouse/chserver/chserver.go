@@ -65,6 +65,10 @@ type Config struct {
 	// cluster's remote_servers, zookeeper, macros and interserver port
 	// (cluster.go). Empty for a server on its own.
 	Extra string
+	// Profile is XML added to the default profile of users.xml: the
+	// cluster's settings that a client of Debian's 18.16 cannot send with
+	// its queries (its protocol sends numbers only).
+	Profile string
 }
 
 // WriteConfig writes config.xml and users.xml into dir, creating it, for a
@@ -74,12 +78,12 @@ type Config struct {
 // loopback. It returns the path of config.xml, for clickhouse-server
 // --config-file.
 func WriteConfig(dir string, tcpPort, httpPort int) (configPath string, err error) {
-	return writeConfig(dir, tcpPort, httpPort, "shortlink", "")
+	return writeConfig(dir, tcpPort, httpPort, "shortlink", "", "")
 }
 
 // writeConfig is WriteConfig with the server's display name, which it tells
 // every client in its handshake.
-func writeConfig(dir string, tcpPort, httpPort int, displayName, extra string) (configPath string, err error) {
+func writeConfig(dir string, tcpPort, httpPort int, displayName, extra, profile string) (configPath string, err error) {
 	dir, err = filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("cannot write the ClickHouse config: %w", err)
@@ -125,7 +129,7 @@ func writeConfig(dir string, tcpPort, httpPort int, displayName, extra string) (
             <!-- How often an idle connection checks for shutdown: the
                  default, 10 s, holds up every stop by as much. -->
             <poll_interval>1</poll_interval>
-        </default>
+` + profile + `        </default>
     </profiles>
     <users>
         <default>
@@ -216,7 +220,7 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 	// The display name tells this server from another one that holds the
 	// port already and would answer the pings in its place.
 	name := "shortlink-" + rand.Text()
-	configPath, err := writeConfig(cfg.Dir, tcpPort, httpPort, name, cfg.Extra)
+	configPath, err := writeConfig(cfg.Dir, tcpPort, httpPort, name, cfg.Extra, cfg.Profile)
 	if err != nil {
 		return nil, err
 	}

@@ -149,6 +149,14 @@ func (z *ZooKeeper) Stop() {
 	})
 }
 
+// ClusterProfile is the default profile's settings on a cluster's servers,
+// which the analytics Store needs there (see analytics/clickhouse's
+// cluster.go): a shard's reads and writes go to its first live replica
+// (in_order), and a subquery over a Distributed table inside a query of
+// one is run once and its result sent to the shards (global).
+const ClusterProfile = "            <load_balancing>in_order</load_balancing>\n" +
+	"            <distributed_product_mode>global</distributed_product_mode>\n"
+
 // ClusterConfig says how StartCluster runs a cluster.
 type ClusterConfig struct {
 	// Dir holds ZooKeeper's folder (zookeeper) and each server's
@@ -243,7 +251,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 				fmt.Sprintf("    <macros>\n        <shard>%d</shard>\n        <replica>s%dr%d</replica>\n    </macros>\n",
 					sh+1, sh+1, r+1)
 			c.configs[sh][r] = Config{Dir: filepath.Join(cfg.Dir, fmt.Sprintf("s%dr%d", sh+1, r+1)),
-				TCPPort: p.tcp, HTTPPort: p.http, Binary: cfg.Binary, Extra: extra}
+				TCPPort: p.tcp, HTTPPort: p.http, Binary: cfg.Binary, Extra: extra, Profile: ClusterProfile}
 		}
 	}
 	// The servers start one after another: four at once on two cores
