@@ -48,24 +48,20 @@ type ZooKeeper struct {
 	stopOnce sync.Once
 }
 
-// StartZooKeeper starts a standalone ZooKeeper with its data in dir (created
-// if missing; a ZooKeeper started on the same dir again finds its data) on
-// port (0 picks a free one), and returns once it answers.
-func StartZooKeeper(ctx context.Context, dir string, port int) (*ZooKeeper, error) {
+// ZooKeeperCommand writes the configuration of a standalone ZooKeeper with
+// its data in dir (created if missing) on 127.0.0.1:port, and returns the
+// command that runs it (java and its arguments), for StartZooKeeper and
+// for the local deployment, which runs it detached.
+func ZooKeeperCommand(dir string, port int) (java string, args []string, err error) {
 	java, jar, err := FindZooKeeper()
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	if dir, err = filepath.Abs(dir); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o750); err != nil {
-		return nil, fmt.Errorf("cannot start ZooKeeper: %w", err)
-	}
-	if port == 0 {
-		if port, err = freePort(); err != nil {
-			return nil, err
-		}
+		return "", nil, fmt.Errorf("cannot write the ZooKeeper config: %w", err)
 	}
 	// A short tick keeps the sessions of a killed ClickHouse short-lived;
 	// the admin server (Jetty, port 8080) is not wanted.
@@ -74,14 +70,31 @@ func StartZooKeeper(ctx context.Context, dir string, port int) (*ZooKeeper, erro
 		"minSessionTimeout=1000\nmaxSessionTimeout=30000\n4lw.commands.whitelist=srvr,ruok\n"
 	cfgPath := filepath.Join(dir, "zoo.cfg")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o640); err != nil {
-		return nil, fmt.Errorf("cannot start ZooKeeper: %w", err)
+		return "", nil, fmt.Errorf("cannot write the ZooKeeper config: %w", err)
+	}
+	return java, []string{"-Xmx256m", "-cp", jar, "org.apache.zookeeper.server.ZooKeeperServerMain", cfgPath}, nil
+}
+
+// StartZooKeeper starts a standalone ZooKeeper with its data in dir (created
+// if missing; a ZooKeeper started on the same dir again finds its data) on
+// port (0 picks a free one), and returns once it answers.
+func StartZooKeeper(ctx context.Context, dir string, port int) (*ZooKeeper, error) {
+	var err error
+	if port == 0 {
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
+	}
+	java, args, err := ZooKeeperCommand(dir, port)
+	if err != nil {
+		return nil, err
 	}
 	logf, err := os.OpenFile(filepath.Join(dir, "zookeeper.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start ZooKeeper: %w", err)
 	}
 	defer logf.Close()
-	cmd := exec.Command(java, "-Xmx256m", "-cp", jar, "org.apache.zookeeper.server.ZooKeeperServerMain", cfgPath)
+	cmd := exec.Command(java, args...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	dieWithParent(cmd)
@@ -95,7 +108,7 @@ func StartZooKeeper(ctx context.Context, dir string, port int) (*ZooKeeper, erro
 	}()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if z.ok() {
+		if ZooKeeperOK(z.Addr()) {
 			return z, nil
 		}
 		select {
@@ -113,10 +126,10 @@ func StartZooKeeper(ctx context.Context, dir string, port int) (*ZooKeeper, erro
 	}
 }
 
-// ok sends ZooKeeper the four-letter word srvr and reports whether it says
-// it serves.
-func (z *ZooKeeper) ok() bool {
-	c, err := net.DialTimeout("tcp", z.Addr(), time.Second)
+// ZooKeeperOK sends the ZooKeeper at addr the four-letter word srvr and
+// reports whether it says it serves.
+func ZooKeeperOK(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
 		return false
 	}
@@ -188,15 +201,7 @@ type Cluster struct {
 // StartCluster starts ZooKeeper and the servers, and returns once every one
 // answers. Stop it with Stop.
 func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
-	if cfg.Name == "" {
-		cfg.Name = "shortlink"
-	}
-	if cfg.Shards == 0 {
-		cfg.Shards = 2
-	}
-	if cfg.Replicas == 0 {
-		cfg.Replicas = 2
-	}
+	cfg = cfg.withDefaults()
 	if cfg.Binary == "" {
 		bin, err := Find()
 		if err != nil {
@@ -212,15 +217,59 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{Name: cfg.Name, ZK: zk}
-	// Every port is picked first: each server's config names all of them.
+	if c.configs, err = ClusterServers(cfg, zk.Port()); err != nil {
+		zk.Stop()
+		return nil, err
+	}
+	c.Servers = make([][]*Server, len(c.configs))
+	for sh := range c.configs {
+		c.Servers[sh] = make([]*Server, len(c.configs[sh]))
+	}
+	// The servers start one after another: four at once on two cores
+	// take longer than in turn.
+	for sh := range c.configs {
+		for r := range c.configs[sh] {
+			s, err := Start(ctx, c.configs[sh][r])
+			if err != nil {
+				c.Stop()
+				return nil, err
+			}
+			c.Servers[sh][r] = s
+		}
+	}
+	return c, nil
+}
+
+func (cfg ClusterConfig) withDefaults() ClusterConfig {
+	if cfg.Name == "" {
+		cfg.Name = "shortlink"
+	}
+	if cfg.Shards == 0 {
+		cfg.Shards = 2
+	}
+	if cfg.Replicas == 0 {
+		cfg.Replicas = 2
+	}
+	return cfg
+}
+
+// ClusterServers returns the Config of each server of the cluster
+// ([shard][replica]), on free loopback ports, with the ZooKeeper at
+// 127.0.0.1:zkPort: its folder under cfg.Dir, the cluster in its
+// remote_servers (internal_replication), its macros {shard} (1, 2, …) and
+// {replica} (s1r1, s1r2, …), its interserver port for the replicas'
+// fetches, and ClusterProfile. Start each with Start, or write its files
+// with WriteServerConfig.
+func ClusterServers(cfg ClusterConfig, zkPort int) ([][]Config, error) {
+	cfg = cfg.withDefaults()
 	type ports struct{ tcp, http, inter int }
 	all := make([][]ports, cfg.Shards)
 	for sh := range all {
 		all[sh] = make([]ports, cfg.Replicas)
 		for r := range all[sh] {
 			for _, p := range []*int{&all[sh][r].tcp, &all[sh][r].http, &all[sh][r].inter} {
+				var err error
 				if *p, err = freePort(); err != nil {
-					zk.Stop()
 					return nil, err
 				}
 			}
@@ -237,36 +286,29 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 		remote.WriteString("            </shard>\n")
 	}
 	remote.WriteString("        </" + cfg.Name + ">\n    </remote_servers>\n")
-	zkXML := "    <zookeeper>\n        <node><host>127.0.0.1</host><port>" + strconv.Itoa(zk.Port()) +
+	zkXML := "    <zookeeper>\n        <node><host>127.0.0.1</host><port>" + strconv.Itoa(zkPort) +
 		"</port></node>\n        <session_timeout_ms>10000</session_timeout_ms>\n    </zookeeper>\n"
-	c.configs = make([][]Config, cfg.Shards)
-	c.Servers = make([][]*Server, cfg.Shards)
+	configs := make([][]Config, cfg.Shards)
 	for sh := range all {
-		c.configs[sh] = make([]Config, cfg.Replicas)
-		c.Servers[sh] = make([]*Server, cfg.Replicas)
+		configs[sh] = make([]Config, cfg.Replicas)
 		for r, p := range all[sh] {
 			extra := "    <interserver_http_host>127.0.0.1</interserver_http_host>\n" +
 				"    <interserver_http_port>" + strconv.Itoa(p.inter) + "</interserver_http_port>\n" +
 				remote.String() + zkXML +
 				fmt.Sprintf("    <macros>\n        <shard>%d</shard>\n        <replica>s%dr%d</replica>\n    </macros>\n",
 					sh+1, sh+1, r+1)
-			c.configs[sh][r] = Config{Dir: filepath.Join(cfg.Dir, fmt.Sprintf("s%dr%d", sh+1, r+1)),
+			configs[sh][r] = Config{Dir: filepath.Join(cfg.Dir, fmt.Sprintf("s%dr%d", sh+1, r+1)),
 				TCPPort: p.tcp, HTTPPort: p.http, Binary: cfg.Binary, Extra: extra, Profile: ClusterProfile}
 		}
 	}
-	// The servers start one after another: four at once on two cores
-	// take longer than in turn.
-	for sh := range c.configs {
-		for r := range c.configs[sh] {
-			s, err := Start(ctx, c.configs[sh][r])
-			if err != nil {
-				c.Stop()
-				return nil, err
-			}
-			c.Servers[sh][r] = s
-		}
-	}
-	return c, nil
+	return configs, nil
+}
+
+// WriteServerConfig writes the files of a server of cfg (config.xml with
+// cfg.Extra, users.xml with cfg.Profile) as WriteConfig does, and returns
+// the path of config.xml.
+func WriteServerConfig(cfg Config) (configPath string, err error) {
+	return writeConfig(cfg.Dir, cfg.TCPPort, cfg.HTTPPort, "shortlink", cfg.Extra, cfg.Profile)
 }
 
 // Addrs returns every server's native-protocol address, shard by shard.
