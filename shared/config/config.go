@@ -480,6 +480,10 @@ func Load(getenv func(string) string) (*Config, error) {
 	if c.BillingProcessor == "stripe" && c.StripeSecretKey == "" {
 		return nil, fmt.Errorf("invalid setting SHORTLINK_STRIPE_SECRET_KEY: required when SHORTLINK_BILLING_PROCESSOR=stripe")
 	}
+	if c.ClickHouseCluster != "" && c.ClickHouseURL == "" {
+		return nil, fmt.Errorf("invalid setting SHORTLINK_CLICKHOUSE_CLUSTER: it names a ClickHouse cluster, " +
+			"which needs SHORTLINK_CLICKHOUSE_URL (one or more of its servers)")
+	}
 	if err := c.checkOIDC(); err != nil {
 		return nil, err
 	}

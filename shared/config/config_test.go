@@ -197,7 +197,8 @@ func TestLoadRejects(t *testing.T) {
 		{"SHORTLINK_KAFKA_BROKERS", "a:9092,b", nil},
 		{"SHORTLINK_CLICKHOUSE_URL", "http://localhost:8123", nil},
 		{"SHORTLINK_CLICKHOUSE_URL", "clickhouse:x", nil},
-		{"SHORTLINK_CLICKHOUSE_CLUSTER", "my-cluster", nil},
+		{"SHORTLINK_CLICKHOUSE_CLUSTER", "my-cluster", map[string]string{"SHORTLINK_CLICKHOUSE_URL": "clickhouse://h:9000/db"}},
+		{"SHORTLINK_CLICKHOUSE_CLUSTER", "shortlink", nil}, // without SHORTLINK_CLICKHOUSE_URL
 		{"SHORTLINK_REDIS_URL", "memcached://localhost:11211", nil},
 		{"SHORTLINK_GEOIP_DB", "/nonexistent/GeoLite2-City.mmdb", nil},
 		{"SHORTLINK_TRUSTED_PROXIES", "notcidr", nil},
