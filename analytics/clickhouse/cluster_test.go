@@ -99,7 +99,16 @@ func TestCHClusterSameRollupRows(t *testing.T) {
 // counted twice, the stats read during the outage count them all, and
 // they are unchanged once the replica is back and has caught up (the
 // reads of its shard go to it again).
-func TestCHClusterReplicaKilled(t *testing.T) {
+func TestCHClusterReplicaKilled(t *testing.T) { killReplica(t, 1) }
+
+// TestCHClusterFirstServerKilled: the same with the first replica of the
+// first shard, the server the Store's URL names first, through which every
+// query and INSERT goes: the client moves to the next server of the URL.
+func TestCHClusterFirstServerKilled(t *testing.T) { killReplica(t, 0) }
+
+// killReplica kills the first replica of the shard under writes (see
+// TestCHClusterReplicaKilled) and starts it again.
+func killReplica(t *testing.T, shard int) {
 	e := newClusterEnv(t)
 	b := e.open(t)
 	ctx := context.Background()
@@ -167,18 +176,18 @@ func TestCHClusterReplicaKilled(t *testing.T) {
 	go func() {
 		defer close(killed)
 		time.Sleep(150 * time.Millisecond)
-		e.cluster.Server(1, 0).Kill()
+		e.cluster.Server(shard, 0).Kill()
 	}()
 	write(30) // the kill lands during these
 	<-killed
 	write(10) // with the replica down
 	before := check("replica down")
-	if err := e.cluster.Restart(ctx, 1, 0); err != nil {
+	if err := e.cluster.Restart(ctx, shard, 0); err != nil {
 		t.Fatal(err)
 	}
 	write(10)
 	// The replica catches up: it fetches the parts written meanwhile.
-	back := mustConnect(t, e.cluster.Server(1, 0).URL("shortlink"))
+	back := mustConnect(t, e.cluster.Server(shard, 0).URL("shortlink"))
 	for _, table := range []string{"clicks_local", "link_days_local", "link_day_keys_local", "workspace_days_local",
 		"workspace_day_keys_local", "click_ids_local"} {
 		if err := back.Exec(ctx, "SYSTEM SYNC REPLICA "+table); err != nil {
