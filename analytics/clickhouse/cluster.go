@@ -32,17 +32,13 @@ import (
 // each shard's replica stored its rows (not once they are queued on the
 // server the client talks to), so that a read that follows sees them, and a
 // failed INSERT is an error the bus retries. insert_deduplicate 0 turns off
-// the replicated tables' dropping of a block inserted again: on 18.16, a
-// block of clicks dropped so also skips the views, so a batch whose INSERT
-// died with its replica after its clicks were stored and before the views
-// ran (the likeliest moment: the views run after the clicks, one after the
-// other) would never reach the rollups when the bus delivers it again.
-// Without it, the redelivery is inserted whole, as on a single server: the
-// look-up of stored ids (click_ids) drops what the surviving replica has,
-// ReplacingMergeTree collapses raw copies, and the views count what the
-// dead replica's views had not. What is left is the rarer case of a
-// replica dying after some or all of the views ran but before it answered:
-// those views count the batch twice (as a single server that dies there).
+// the replicated tables' dropping of a block inserted again, so that a
+// batch written again is handled as on a single server: the look-up of
+// stored ids (click_ids) decides. With it on, 18.16 drops a repeated block
+// of clicks together with its views: a batch whose INSERT died with its
+// replica after its clicks were stored and before the first view ran would
+// never reach the rollups. docs/analytics.md ("ClickHouse as a cluster")
+// lists what a replica dying inside an INSERT still does to the rollups.
 //
 // Two more must be in the servers' default profile, as the client cannot
 // send a setting that is not a number to 18.16 (chserver.ClusterProfile
