@@ -39,7 +39,7 @@ func Open(ctx context.Context, cfg *config.Config, st *sqlstore.Store) (Store, e
 	)
 	switch {
 	case cfg.ClickHouseURL != "":
-		s, err = clickhouse.Open(ctx, cfg.ClickHouseURL, st)
+		s, err = clickhouse.OpenCluster(ctx, cfg.ClickHouseURL, cfg.ClickHouseCluster, st)
 	case cfg.DatabaseURL != "":
 		return nil, errors.New("invalid setting SHORTLINK_CLICKHOUSE_URL: required when SHORTLINK_DATABASE_URL selects PostgreSQL (the embedded click store lives in the SQLite file)")
 	default:

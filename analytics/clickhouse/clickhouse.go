@@ -53,7 +53,13 @@ var migrations embed.FS
 // Store stores click events and answers statistics on ClickHouse. It is safe
 // for concurrent use.
 type Store struct {
-	conn     driver.Conn
+	conn driver.Conn
+	// cluster is SHORTLINK_CLICKHOUSE_CLUSTER ("" on a single server), and
+	// servers are connections to each of its servers, for the migrations'
+	// statements (cluster.go).
+	cluster  string
+	database string
+	servers  []driver.Conn
 	counters counters.Store
 	recent   *recentIDs
 	// visitors caches the distinct visitors of links' days, which
@@ -106,6 +112,16 @@ var databaseName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // them (fillLegacy), before it returns. counters is where WriteClicks writes
 // the links' click counters back: the control plane's store.
 func Open(ctx context.Context, url string, counters counters.Store) (*Store, error) {
+	return OpenCluster(ctx, url, "", counters)
+}
+
+// OpenCluster is Open on the ClickHouse cluster named cluster (in the
+// servers' remote_servers, SHORTLINK_CLICKHOUSE_CLUSTER): the tables are
+// replicated and sharded (cluster.go), and the migrations are applied on
+// every server of the cluster. The url names one or more of its servers
+// (clickhouse://h1:9000,h2:9000/db), which the client tries in turn. An
+// empty cluster is Open.
+func OpenCluster(ctx context.Context, url, cluster string, counters counters.Store) (*Store, error) {
 	if counters == nil {
 		return nil, errors.New("cannot open ClickHouse: no link store for the click counters")
 	}
@@ -126,24 +142,65 @@ func Open(ctx context.Context, url string, counters counters.Store) (*Store, err
 			"use letters, digits and _", database)
 	}
 	where := strings.Join(opts.Addr, ",") + "/" + database
-	if err := createDatabase(ctx, *opts, database); err != nil {
+	var servers []driver.Conn
+	if cluster != "" {
+		if !databaseName.MatchString(cluster) {
+			return nil, fmt.Errorf("cannot open ClickHouse: invalid cluster name %q in SHORTLINK_CLICKHOUSE_CLUSTER: "+
+				"use letters, digits and _", cluster)
+		}
+		where += " (cluster " + cluster + ")"
+		if servers, err = clusterServers(ctx, *opts, cluster, database); err != nil {
+			return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
+		}
+		if opts.Settings == nil {
+			opts.Settings = ch.Settings{}
+		}
+		for k, v := range clusterSettings {
+			if _, set := opts.Settings[k]; !set {
+				opts.Settings[k] = v
+			}
+		}
+	} else if err := createDatabase(ctx, *opts, database); err != nil {
 		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
+	}
+	closeServers := func() {
+		for _, c := range servers {
+			c.Close()
+		}
 	}
 	conn, err := ch.Open(opts)
 	if err != nil {
+		closeServers()
 		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
 	}
 	visitors, err := lru.New[visitorsKey, int64](visitorsCached)
 	if err != nil {
 		conn.Close()
+		closeServers()
 		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
 	}
-	s := &Store{conn: conn, counters: counters, recent: newRecentIDs(recentIDsKept), visitors: visitors,
+	s := &Store{conn: conn, cluster: cluster, database: database, servers: servers, counters: counters, recent: newRecentIDs(recentIDsKept), visitors: visitors,
 		now: time.Now, sealing: map[string][2]time.Time{}, sealedAt: map[string]time.Time{},
 		sealWake: make(chan struct{}, 1), sealStop: make(chan struct{}), sealDone: make(chan struct{})}
-	if err := s.migrate(ctx); err != nil {
+	err = s.migrate(ctx)
+	// The connections to each server serve the migrations only.
+	closeServers()
+	s.servers = nil
+	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
+	}
+	// A cluster's schema is created whole by this version or a later one,
+	// whose writers mark every click rolled and dims (see cluster.go): it
+	// holds no click for fillLegacy and fillDims to count, and they read
+	// the parts of clicks, which a Distributed table has not.
+	if cluster != "" {
+		if s.keysSince, err = s.readKeysSince(ctx); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
+		}
+		go s.sealLoop()
+		return s, nil
 	}
 	if err := s.fillLegacy(ctx); err != nil {
 		conn.Close()
@@ -203,11 +260,14 @@ func (s *Store) Ping(ctx context.Context) error { return s.conn.Ping(ctx) }
 // to be run again (IF NOT EXISTS), so a migration cut short is simply run
 // again whole, and two processes starting together both run it harmlessly.
 func (s *Store) migrate(ctx context.Context) error {
+	if s.cluster != "" {
+		return s.migrateCluster(ctx)
+	}
 	if err := s.conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS analytics_migrations (
 		version UInt32, applied_at DateTime) ENGINE = MergeTree() ORDER BY version`); err != nil {
 		return fmt.Errorf("cannot create analytics_migrations: %w", err)
 	}
-	applied, err := s.appliedMigrations(ctx)
+	applied, err := s.appliedMigrations(ctx, s.conn)
 	if err != nil {
 		return err
 	}
@@ -229,7 +289,7 @@ func (s *Store) migrate(ctx context.Context) error {
 				return fmt.Errorf("cannot apply analytics migration %s: %w", m.Name, err)
 			}
 		}
-		if err := s.record(ctx, uint32(m.Version)); err != nil {
+		if err := s.record(ctx, s.conn, uint32(m.Version)); err != nil {
 			return fmt.Errorf("cannot record analytics migration %s: %w", m.Name, err)
 		}
 	}
@@ -259,8 +319,8 @@ func columnExists(err error, stmt string) bool {
 // record records a migration as applied. It sends the row as a batch: over
 // the native protocol, ClickHouse 18.16 waits for the rows of an INSERT …
 // VALUES from the client instead of reading them from the query.
-func (s *Store) record(ctx context.Context, version uint32) error {
-	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO analytics_migrations (version, applied_at)`)
+func (s *Store) record(ctx context.Context, conn driver.Conn, version uint32) error {
+	batch, err := conn.PrepareBatch(ctx, `INSERT INTO analytics_migrations (version, applied_at)`)
 	if err != nil {
 		return err
 	}
@@ -271,8 +331,8 @@ func (s *Store) record(ctx context.Context, version uint32) error {
 	return batch.Send()
 }
 
-func (s *Store) appliedMigrations(ctx context.Context) (map[uint32]bool, error) {
-	rows, err := s.conn.Query(ctx, `SELECT DISTINCT version FROM analytics_migrations`)
+func (s *Store) appliedMigrations(ctx context.Context, conn driver.Conn) (map[uint32]bool, error) {
+	rows, err := conn.Query(ctx, `SELECT DISTINCT version FROM analytics_migrations`)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read analytics_migrations: %w", err)
 	}

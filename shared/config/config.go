@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,11 +32,15 @@ type Config struct {
 	DatabaseURL     string
 	KafkaBrokers    []string
 	ClickHouseURL   string
-	RedisURL        string
-	GeoIPDB         string
-	TrustedProxies  []netip.Prefix
-	PlanLinkLimits  map[workspace.Plan]int // -1: unlimited
-	PlanRateLimits  map[workspace.Plan]int // requests per minute
+	// ClickHouseCluster names the ClickHouse cluster (in the servers'
+	// remote_servers) whose replicated and sharded tables the analytics
+	// use; empty for a single server (SHORTLINK_CLICKHOUSE_CLUSTER).
+	ClickHouseCluster string
+	RedisURL          string
+	GeoIPDB           string
+	TrustedProxies    []netip.Prefix
+	PlanLinkLimits    map[workspace.Plan]int // -1: unlimited
+	PlanRateLimits    map[workspace.Plan]int // requests per minute
 	// AuditRetention is how long each plan's workspaces keep their audit
 	// log, in days; -1 keeps it for ever (SHORTLINK_AUDIT_RETENTION).
 	AuditRetention   map[workspace.Plan]int
@@ -185,6 +190,13 @@ var options = []option{
 	}},
 	{"SHORTLINK_CLICKHOUSE_URL", "", func(c *Config, v string) error {
 		return urlWithScheme(&c.ClickHouseURL, v, "clickhouse")
+	}},
+	{"SHORTLINK_CLICKHOUSE_CLUSTER", "", func(c *Config, v string) error {
+		if v != "" && !clusterName.MatchString(v) {
+			return fmt.Errorf("%q is not a cluster name: use letters, digits and _", v)
+		}
+		c.ClickHouseCluster = v
+		return nil
 	}},
 	{"SHORTLINK_REDIS_URL", "", func(c *Config, v string) error {
 		return urlWithScheme(&c.RedisURL, v, "redis", "rediss")
@@ -522,6 +534,10 @@ func Load(getenv func(string) string) (*Config, error) {
 	if c.BillingProcessor == "stripe" && c.StripeSecretKey == "" {
 		return nil, fmt.Errorf("invalid setting SHORTLINK_STRIPE_SECRET_KEY: required when SHORTLINK_BILLING_PROCESSOR=stripe")
 	}
+	if c.ClickHouseCluster != "" && c.ClickHouseURL == "" {
+		return nil, fmt.Errorf("invalid setting SHORTLINK_CLICKHOUSE_CLUSTER: it names a ClickHouse cluster, " +
+			"which needs SHORTLINK_CLICKHOUSE_URL (one or more of its servers)")
+	}
 	if err := c.checkOIDC(); err != nil {
 		return nil, err
 	}
@@ -664,3 +680,7 @@ func (c *Config) DashboardURL() string {
 	}
 	return "http://" + net.JoinHostPort(host, port)
 }
+
+// clusterName is what SHORTLINK_CLICKHOUSE_CLUSTER accepts: the analytics
+// write it into their tables' DDL.
+var clusterName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -61,6 +61,14 @@ type Config struct {
 	Binary string
 	// StartTimeout bounds the wait until the server answers; 0 means 60s.
 	StartTimeout time.Duration
+	// Extra is XML added inside the root element of config.xml: the
+	// cluster's remote_servers, zookeeper, macros and interserver port
+	// (cluster.go). Empty for a server on its own.
+	Extra string
+	// Profile is XML added to the default profile of users.xml: the
+	// cluster's settings that a client of Debian's 18.16 cannot send with
+	// its queries (its protocol sends numbers only).
+	Profile string
 }
 
 // WriteConfig writes config.xml and users.xml into dir, creating it, for a
@@ -70,12 +78,12 @@ type Config struct {
 // loopback. It returns the path of config.xml, for clickhouse-server
 // --config-file.
 func WriteConfig(dir string, tcpPort, httpPort int) (configPath string, err error) {
-	return writeConfig(dir, tcpPort, httpPort, "shortlink")
+	return writeConfig(dir, tcpPort, httpPort, "shortlink", "", "")
 }
 
 // writeConfig is WriteConfig with the server's display name, which it tells
 // every client in its handshake.
-func writeConfig(dir string, tcpPort, httpPort int, displayName string) (configPath string, err error) {
+func writeConfig(dir string, tcpPort, httpPort int, displayName, extra, profile string) (configPath string, err error) {
 	dir, err = filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("cannot write the ClickHouse config: %w", err)
@@ -111,7 +119,7 @@ func writeConfig(dir string, tcpPort, httpPort int, displayName string) (configP
     <mark_cache_size>268435456</mark_cache_size>
     <uncompressed_cache_size>268435456</uncompressed_cache_size>
     <max_concurrent_queries>100</max_concurrent_queries>
-</yandex>
+` + extra + `</yandex>
 `
 	users := `<?xml version="1.0"?>
 <yandex>
@@ -121,7 +129,7 @@ func writeConfig(dir string, tcpPort, httpPort int, displayName string) (configP
             <!-- How often an idle connection checks for shutdown: the
                  default, 10 s, holds up every stop by as much. -->
             <poll_interval>1</poll_interval>
-        </default>
+` + profile + `        </default>
     </profiles>
     <users>
         <default>
@@ -212,7 +220,7 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 	// The display name tells this server from another one that holds the
 	// port already and would answer the pings in its place.
 	name := "shortlink-" + rand.Text()
-	configPath, err := writeConfig(cfg.Dir, tcpPort, httpPort, name)
+	configPath, err := writeConfig(cfg.Dir, tcpPort, httpPort, name, cfg.Extra, cfg.Profile)
 	if err != nil {
 		return nil, err
 	}

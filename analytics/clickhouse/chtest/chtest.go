@@ -108,3 +108,35 @@ func Database(t testing.TB, serverURL string) string {
 	})
 	return u.String()
 }
+
+// StartCluster starts a ClickHouse cluster for t (chserver.StartCluster: one
+// ZooKeeper, 2 shards of 2 replicas, named "shortlink") in a temporary
+// folder and stops it when t ends; it skips t (or fails it, under
+// SHORTLINK_REQUIRE_INTEGRATION=1) when ClickHouse or ZooKeeper is not
+// installed.
+func StartCluster(t testing.TB) *chserver.Cluster {
+	t.Helper()
+	bin, err := chserver.Find()
+	if err == nil {
+		_, _, err = chserver.FindZooKeeper()
+	}
+	if errors.Is(err, chserver.ErrNotInstalled) || errors.Is(err, chserver.ErrNoZooKeeper) {
+		if os.Getenv(RequireEnv) == "1" {
+			t.Fatalf("%s=1 but %v", RequireEnv, err)
+		}
+		t.Skipf("the ClickHouse cluster tests are skipped: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := chserver.StartCluster(context.Background(), chserver.ClusterConfig{Dir: t.TempDir(), Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return c
+}

@@ -4,6 +4,9 @@
 // own config and data under DIR. `deploy/local/services up|down DIR` runs it.
 //
 //	stack up DIR     start them; print the settings that point at them (NAME=value)
+//	stack up --clickhouse-cluster NAME DIR
+//	                 the same with a ClickHouse cluster named NAME instead of
+//	                 one server: one ZooKeeper and 2 shards of 2 replicas
 //	stack down DIR   stop them and remove what up created
 //	stack broker --port P --dir D   (internal) run the Kafka-protocol broker
 package main
@@ -32,7 +35,7 @@ import (
 	"shortlink.dev/analytics/clickhouse/chserver"
 )
 
-const usage = "usage: services up DIR | services down DIR"
+const usage = "usage: services up [--clickhouse-cluster NAME] DIR | services down DIR"
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -47,10 +50,13 @@ func run(args []string) error {
 	}
 	switch args[0] {
 	case "up":
+		if len(args) == 4 && args[1] == "--clickhouse-cluster" {
+			return up(args[3], args[2])
+		}
 		if len(args) != 2 {
 			return errors.New(usage)
 		}
-		return up(args[1])
+		return up(args[1], "")
 	case "down":
 		if len(args) != 2 {
 			return errors.New(usage)
@@ -70,7 +76,9 @@ func adminURL() string {
 	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 }
 
-func up(dir string) error {
+// up starts the services in dir; cluster, when not empty, names the
+// ClickHouse cluster to start in place of a single server.
+func up(dir, cluster string) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -111,6 +119,20 @@ func up(dir string) error {
 	}
 	env = append(env, fmt.Sprintf("SHORTLINK_KAFKA_BROKERS=127.0.0.1:%d", kport))
 
+	if cluster != "" {
+		urlEnv, err := upCluster(ctx, dir, cluster)
+		if err != nil {
+			return fail(err)
+		}
+		env = append(env, urlEnv...)
+		out := strings.Join(env, "\n") + "\n"
+		if err := os.WriteFile(filepath.Join(dir, "services.env"), []byte(out), 0o640); err != nil {
+			return fail(err)
+		}
+		fmt.Print(out)
+		return nil
+	}
+
 	// ClickHouse: Debian's server with a config and data folder of its own.
 	tcp, http := freePort(), freePort()
 	conf, err := chserver.WriteConfig(filepath.Join(dir, "clickhouse"), tcp, http)
@@ -140,7 +162,13 @@ func up(dir string) error {
 
 func down(dir string) error {
 	var errs []error
-	for _, name := range []string{"clickhouse", "kafka"} {
+	// The servers of a cluster (clickhouse-s1r1 …) before its ZooKeeper.
+	names, _ := filepath.Glob(filepath.Join(dir, "clickhouse-*.pid"))
+	for i, n := range names {
+		names[i] = strings.TrimSuffix(filepath.Base(n), ".pid")
+	}
+	names = append(names, "zookeeper", "clickhouse", "kafka")
+	for _, name := range names {
 		b, err := os.ReadFile(filepath.Join(dir, name+".pid"))
 		if err != nil {
 			continue
@@ -274,4 +302,56 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// upCluster starts, detached, a ZooKeeper and the four servers of a
+// ClickHouse cluster named name (2 shards of 2 replicas) under
+// dir/clickhouse, and returns the settings that select it.
+func upCluster(ctx context.Context, dir, name string) ([]string, error) {
+	bin, err := chserver.Find()
+	if err != nil {
+		return nil, err
+	}
+	zkPort := freePort()
+	java, args, err := chserver.ZooKeeperCommand(filepath.Join(dir, "clickhouse", "zookeeper"), zkPort)
+	if err != nil {
+		return nil, err
+	}
+	if err := spawn(dir, "zookeeper", java, args...); err != nil {
+		return nil, err
+	}
+	for !chserver.ZooKeeperOK(fmt.Sprintf("127.0.0.1:%d", zkPort)) {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("ZooKeeper did not start (log: %s)", filepath.Join(dir, "zookeeper.log"))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	configs, err := chserver.ClusterServers(chserver.ClusterConfig{Dir: filepath.Join(dir, "clickhouse"), Name: name,
+		Binary: bin}, zkPort)
+	if err != nil {
+		return nil, err
+	}
+	var addrs []string
+	for sh := range configs {
+		for r, cfg := range configs[sh] {
+			conf, err := chserver.WriteServerConfig(cfg)
+			if err != nil {
+				return nil, err
+			}
+			if err := spawn(dir, fmt.Sprintf("clickhouse-s%dr%d", sh+1, r+1), bin, "--config-file="+conf); err != nil {
+				return nil, err
+			}
+			addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", cfg.TCPPort))
+		}
+	}
+	for sh := range configs {
+		for _, cfg := range configs[sh] {
+			if err := waitPort(ctx, cfg.TCPPort); err != nil {
+				return nil, fmt.Errorf("ClickHouse did not start (log: %s): %w", cfg.Dir, err)
+			}
+		}
+	}
+	return []string{"SHORTLINK_CLICKHOUSE_URL=clickhouse://" + strings.Join(addrs, ",") + "/shortlink",
+		"SHORTLINK_CLICKHOUSE_CLUSTER=" + name}, nil
 }
