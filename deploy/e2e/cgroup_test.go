@@ -449,9 +449,9 @@ func (r *cgRun) stopLoad() (redirected int64, zero time.Time) {
 
 // cgCounts is what the deployment counted of the clicks.
 type cgCounts struct {
-	clickCount, totalClicks    int64
-	rows, ids, rolled          uint64
-	lost, twice, linksMismatch int64
+	clickCount, totalClicks int64
+	rows, ids, rolled       uint64
+	lost, twice             int64
 }
 
 func (c cgCounts) String() string {
