@@ -92,6 +92,10 @@ func mustOpen(t testing.TB, url string, counters counters.Store) *clickhouse.Sto
 		t.Fatalf("open ClickHouse: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
+	// No sealing in the background, which would race the test's own
+	// queries and its database's drop: the tests of sealing ask for it
+	// (workspace_test.go).
+	clickhouse.StopSealing(s)
 	return s
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"shortlink.dev/analytics/clickhouse"
+	"shortlink.dev/analytics/clickhouse/chtest"
 	"shortlink.dev/analytics/statstest"
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/stats"
@@ -169,4 +170,40 @@ func mustAnswer(t *testing.T, s *clickhouse.Store, q stats.AnalyticsQuery) strin
 		rows = append(rows, fmt.Sprintf("%q:%d/%d", r.Key, r.Clicks, r.UniqueClicks))
 	}
 	return fmt.Sprintf("%d/%d [%s]", a.TotalClicks, a.UniqueClicks, strings.Join(rows, " "))
+}
+
+// TestWsSealedInBackground: a whole-workspace query that finds a finished
+// day unsealed has the store seal it in the background; later queries read
+// it from its seal.
+func TestWsSealedInBackground(t *testing.T) {
+	e := newEnv(t)
+	url := chtest.Database(t, e.clickhouseURL)
+	s, err := clickhouse.Open(context.Background(), url, e.links)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b := backend{Store: s, links: e.links}
+	ws := b.NewWorkspace(t)
+	link := b.NewLink(t, ws)
+	day := time.Date(2025, 7, 1, 0, 0, 0, 0, time.UTC)
+	if err := s.WriteClicks(context.Background(), []click.Event{lateClick(ws, link, day.Add(time.Hour)), lateClick(ws, link, day.Add(2*time.Hour))}); err != nil {
+		t.Fatal(err)
+	}
+	q := stats.AnalyticsQuery{LinkIDs: []string{link}, Range: stats.Range{From: day, To: day}, GroupBy: stats.DimCountry, Whole: true, WorkspaceID: ws}
+	want := mustAnswer(t, s, q)
+	deadline := time.Now().Add(60 * time.Second)
+	for clickhouse.DaysSealed(s) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the finished day was not sealed in the background within 60 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	read := clickhouse.SealedDaysRead(s)
+	if got := mustAnswer(t, s, q); got != want {
+		t.Errorf("sealed: %s, before: %s", got, want)
+	}
+	if clickhouse.SealedDaysRead(s) != read+1 {
+		t.Error("the day sealed in the background was not answered from its seal")
+	}
 }
