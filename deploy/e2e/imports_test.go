@@ -69,7 +69,8 @@ func (tg *Target) awaitImport(t testing.TB, key, id string, d time.Duration) api
 		if time.Now().After(deadline) {
 			t.Fatalf("import %s still %s after %v: %+v", id, j.Status, d, j)
 		}
-		time.Sleep(50 * time.Millisecond)
+		// A free workspace may make 60 requests a minute.
+		time.Sleep(time.Second)
 	}
 }
 

@@ -35,7 +35,11 @@ func TestInvMailE2E(t *testing.T) {
 	needBinary(t)
 	t.Parallel()
 	mail := smtptest.Start(t, smtptest.Options{Username: "relay", Password: "relay-secret"})
-	tg := newTarget(t, "SHORTLINK_SMTP_URL=smtp://relay:relay-secret@"+mail.Addr+"?from=Links%20%3Clinks@example.com%3E&timeout=5s")
+	// The emailed link is built from the dashboard's public address, never
+	// from a request's Host: a fixed SHORTLINK_API_ADDR gives it.
+	port := freePort(t)
+	tg := newTarget(t, "SHORTLINK_SMTP_URL=smtp://relay:relay-secret@"+mail.Addr+"?from=Links%20%3Clinks@example.com%3E&timeout=5s",
+		"SHORTLINK_API_ADDR=127.0.0.1:"+port)
 	w := tg.NewWorkspace(t, "pro")
 
 	var inv api.Invite
@@ -103,7 +107,8 @@ func TestInvMailE2E(t *testing.T) {
 	}
 
 	// The mail server gone: bounded, reported, the invite made.
-	down := newTarget(t, "SHORTLINK_SMTP_URL=smtp://127.0.0.1:1?from=links@example.com&timeout=2s")
+	down := newTarget(t, "SHORTLINK_SMTP_URL=smtp://127.0.0.1:1?from=links@example.com&timeout=2s",
+		"SHORTLINK_PUBLIC_URL=http://links.example.test")
 	w2 := down.NewWorkspace(t, "pro")
 	start := time.Now()
 	var inv2 api.Invite

@@ -344,7 +344,7 @@ func (x *existence) build(ctx context.Context) error {
 		}
 		if current {
 			x.builds.Inc()
-			x.log.Info("filter of the slugs that exist built", "keys", s.added.Load(), "bytes", s.bytes(),
+			x.log.Debug("filter of the slugs that exist built", "keys", s.added.Load(), "bytes", s.bytes(),
 				"took", time.Since(start).Round(time.Millisecond))
 			return nil
 		}
