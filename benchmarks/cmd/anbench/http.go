@@ -97,29 +97,12 @@ func copyBinaries(o options, dir string) (string, error) {
 		return "", err
 	}
 	for _, name := range httpBinaries(o.stores) {
-		if err := copyFile(filepath.Join(o.bin, name), filepath.Join(dir, name)); err != nil {
+		if err := proc.CopyFile(filepath.Join(o.bin, name), filepath.Join(dir, name)); err != nil {
 			return "", fmt.Errorf("-http needs %s in -bin %s (`make build` and `go build -o bin/bare302 ./benchmarks/cmd/bare302`; "+
 				"-http=false times the store level only): %w", name, o.bin, err)
 		}
 	}
 	return dir, nil
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // baseEnv is this process's environment without any SHORTLINK_ setting, so

@@ -163,7 +163,7 @@ func (f *fleet) setUp() error {
 		return err
 	}
 	for _, name := range []string{"controlplane", "edge"} {
-		if err := copyFile(filepath.Join(f.o.bin, name), filepath.Join(f.bins, name)); err != nil {
+		if err := proc.CopyFile(filepath.Join(f.o.bin, name), filepath.Join(f.bins, name)); err != nil {
 			return fmt.Errorf("%w (run `make build`)", err)
 		}
 	}
@@ -324,23 +324,6 @@ func (e *edge) scrape() (api.Metrics, error) {
 		return nil, fmt.Errorf("edge-%02d: %w", e.n, err)
 	}
 	return m, nil
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 func randomHex(n int) string {

@@ -356,7 +356,7 @@ func (b *bench) prepare() error {
 	}
 	for _, name := range binaries {
 		src := filepath.Join(b.o.bin, name)
-		if err := copyFile(src, filepath.Join(b.bins, name)); err != nil {
+		if err := proc.CopyFile(src, filepath.Join(b.bins, name)); err != nil {
 			return fmt.Errorf("%w (run `make build` and `go build -o %s/bare302 ./benchmarks/cmd/bare302`, or `make bench`)", err, b.o.bin)
 		}
 	}
@@ -367,23 +367,6 @@ func (b *bench) prepare() error {
 	var err error
 	b.scripts, err = wrk.WriteScripts(scripts)
 	return err
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 func (b *bench) bin(name string) string { return filepath.Join(b.bins, name) }

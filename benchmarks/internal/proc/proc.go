@@ -364,3 +364,22 @@ func parseCPUBusy(b []byte, cpus []int) (time.Duration, error) {
 	}
 	return time.Duration(ticks) * (time.Second / ClockTicks), nil
 }
+
+// CopyFile copies the executable src to dst (mode 0755): a benchmark runs
+// its own copy of a binary, which a rebuild during the run cannot change.
+func CopyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
