@@ -91,6 +91,7 @@ type options struct {
 	loadBatch        int
 	loadTimeout      time.Duration
 	missLinks        int
+	missRate         float64
 	walkTimeout      time.Duration
 	pipelineTimeout  time.Duration
 	keep             bool
@@ -149,6 +150,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.loadBatch, "load-batch", 5000, "clicks per WriteClicks call of the loader (the Kafka consumer's batch size)")
 	fs.DurationVar(&o.loadTimeout, "load-timeout", 30*time.Minute, "longest a loader may write one link's clicks")
 	fs.IntVar(&o.missLinks, "miss-links", 1000000, "links cloned in PostgreSQL for the cache-miss and RSS runs")
+	fs.Float64Var(&o.missRate, "miss-rate", 7137, "requests a second of the paced run of random links (the miss p99 at a fixed load)")
 	fs.DurationVar(&o.walkTimeout, "walk-timeout", 300*time.Second, "longest the RSS walk over every link may take")
 	fs.DurationVar(&o.pipelineTimeout, "pipeline-timeout", 300*time.Second, "longest wait for the pipeline to count every click")
 	fs.BoolVar(&o.keep, "keep", false, "keep the working folder")
@@ -184,6 +186,8 @@ func parseFlags(args []string) (options, error) {
 		return o, errors.New("-stats-repeats must be positive")
 	case o.loadBatch < 1:
 		return o, errors.New("-load-batch must be positive")
+	case o.missRate <= 0:
+		return o, errors.New("-miss-rate must be positive")
 	case o.missLinks < 1:
 		return o, errors.New("-miss-links must be positive")
 	}
