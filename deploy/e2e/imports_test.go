@@ -10,11 +10,14 @@ import (
 	"context"
 	"database/sql"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -334,5 +337,96 @@ func TestImportKillResumeTwiceAndLimit(t *testing.T) {
 	rep := s2.Target.Request(t, "GET", s2.Target.APIBase+"/imports/"+j.ID+"/report", http.Header{"Authorization": {"Bearer " + free.Key}}, nil)
 	if rows := strings.Count(string(rep.Body), "plan limit"); rows != n-1000 {
 		t.Fatalf("%d report lines say plan limit, want %d", rows, n-1000)
+	}
+}
+
+// TestImportColumnMapper imports a CSV whose headers are the user's own
+// from the dashboard: the page reads the file's header row, guesses the
+// columns it knows ("Long URL"), the person picks the others, and the
+// links get each column's cells; a column chosen for nothing is left out.
+func TestImportColumnMapper(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	chromium := findChromium(t)
+	s := startServer(t, t.TempDir(), "SHORTLINK_BOOTSTRAP_API_KEY="+randomKey())
+	tg := s.Target
+	w := tg.NewWorkspace(t, "pro")
+	file := writeTemp(t, "spreadsheet.csv", "\ufeffName,Long URL,Back-half,Labels,Hits,Notes,utm_source\n"+
+		"\"Spring, sale\",https://example.com/spring,spring-26,promo|2026,41,call Ada,flyer\n"+
+		"Winter,https://example.com/winter,winter-26,promo,3,\"two\nlines\",\n")
+
+	d := openDashboard(t, chromium, tg)
+	d.signIn(w.Key)
+	for _, vp := range viewports {
+		d.do("emulate "+vp.name, vp.emulate)
+		d.open("/imports")
+		d.pick("#source", "csv")
+		if !dashEval[bool](d, `document.querySelector('[data-import-mapper]').hidden`) {
+			t.Errorf("%s: the mapper shows before a file is chosen", vp.name)
+		}
+		d.do("choose the file", chromedp.SetUploadFiles(`#file`, []string{file}))
+		d.await("the mapper", `!document.querySelector('[data-import-mapper]').hidden`)
+		d.screenshot("imports-mapper-" + vp.name)
+	}
+	d.do("desktop again", chromedp.EmulateViewport(1280, 900))
+
+	options := dashEval[[]string](d, `[...document.querySelector('#map-title').options].map(o => o.value)`)
+	if want := []string{"", "Name", "Long URL", "Back-half", "Labels", "Hits", "Notes", "utm_source"}; !slices.Equal(options, want) {
+		t.Fatalf("the columns offered: %q, want %q", options, want)
+	}
+	// Guessed: "Long URL" is Bitly's and Shlink's name of the destination.
+	if got := dashEval[string](d, `document.querySelector('#map-destinationUrl').value`); got != "Long URL" {
+		t.Errorf("destination guessed as %q, want Long URL", got)
+	}
+	if got := dashEval[string](d, `document.querySelector('#map-title').value`); got != "" {
+		t.Errorf("title guessed as %q, want none", got)
+	}
+	// A folded field that was guessed is shown.
+	if got := dashEval[string](d, `document.querySelector('#map-utmSource').value`); got != "utm_source" {
+		t.Errorf("utmSource guessed as %q, want utm_source", got)
+	}
+	if !dashEval[bool](d, `document.querySelector('[data-import-mapper-more]').open`) {
+		t.Errorf("More fields stays folded with utmSource guessed in it")
+	}
+	d.pick("#map-title", "Name")
+	d.pick("#map-slug", "Back-half")
+	d.pick("#map-tags", "Labels")
+	d.pick("#map-clicks", "Hits")
+	var mapping map[string]string
+	if err := json.Unmarshal([]byte(dashEval[string](d, `document.querySelector('#mapping').value`)), &mapping); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"destinationUrl": "Long URL", "title": "Name", "slug": "Back-half", "tags": "Labels", "clicks": "Hits", "utmSource": "utm_source"}; !maps.Equal(mapping, want) {
+		t.Fatalf("the mapping sent: %v, want %v", mapping, want)
+	}
+	d.screenshot("imports-mapped-desktop")
+	d.do("import", chromedp.Click(chromedp.CSS(`[data-import-form] button[type=submit]`)))
+	d.await("the job", `document.readyState === 'complete' && !!document.querySelector('.import-job')`)
+
+	var jobs []api.ImportJob
+	tg.API(t, w.Key, "GET", "/imports", nil).Data(t, &jobs)
+	if len(jobs) != 1 {
+		t.Fatalf("%d jobs, want 1", len(jobs))
+	}
+	if j := tg.awaitImport(t, w.Key, jobs[0].ID, time.Minute); j.Status != api.ImportDone || j.Created != 2 || j.Failed != 0 {
+		t.Fatalf("the import ended %+v", j)
+	}
+	var links []api.Link
+	tg.API(t, w.Key, "GET", "/links?perPage=10", nil).Data(t, &links)
+	got := map[string]api.Link{}
+	for _, l := range links {
+		got[l.Slug] = l
+	}
+	spring, winter := got["spring-26"], got["winter-26"]
+	if spring.DestinationURL != "https://example.com/spring" || spring.Title == nil || *spring.Title != "Spring, sale" ||
+		!slices.Equal(spring.Tags, []string{"2026", "promo"}) && !slices.Equal(spring.Tags, []string{"promo", "2026"}) || spring.ClickCount != 41 ||
+		spring.UTMSource == nil || *spring.UTMSource != "flyer" {
+		t.Errorf("spring-26: %+v", spring)
+	}
+	if winter.DestinationURL != "https://example.com/winter" || winter.Title == nil || *winter.Title != "Winter" || winter.ClickCount != 3 || winter.UTMSource != nil {
+		t.Errorf("winter-26: %+v", winter)
+	}
+	if len(links) != 2 {
+		t.Errorf("%d links, want 2", len(links))
 	}
 }

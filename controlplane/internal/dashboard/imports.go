@@ -23,7 +23,41 @@ type importsPage struct {
 	Jobs                        []importRow
 	Meta                        client.Meta
 	Pages                       []int
+	// Mapper is the CSV column mapper's fields, in the form's order;
+	// Guesses (JSON: a normalized header → its field) preselects them.
+	Mapper  []mapperField
+	Guesses string
 }
+
+// mapperField is one row of the column mapper; More rows are folded
+// under "More fields" until one of them is guessed.
+type mapperField struct {
+	Name, Label string
+	More        bool
+}
+
+// mapperLabels name every field of sources.MappingFields as the link form
+// does, in the order the mapper lists them: what a file nearly always has
+// first.
+var mapperLabels = []mapperField{
+	{"destinationUrl", "Destination URL", false}, {"slug", "Slug (back-half)", false}, {"domain", "Domain", false},
+	{"shortUrl", "Short link (domain and slug)", false}, {"title", "Title", false}, {"description", "Description", false},
+	{"tags", "Tags", false}, {"createdAt", "Created", false}, {"expiresAt", "Expires", false},
+	{"clickLimit", "Click limit", false}, {"clicks", "Clicks so far", false}, {"archived", "Archived", false},
+	{"expiredUrl", "Expired URL", true}, {"password", "Password", true}, {"hasPassword", "Has a password", true},
+	{"geoTargets", "Geo targets", true}, {"deviceTargets", "Device targets", true}, {"iosUrl", "iOS URL", true},
+	{"androidUrl", "Android URL", true}, {"utmSource", "UTM source", true}, {"utmMedium", "UTM medium", true},
+	{"utmCampaign", "UTM campaign", true}, {"utmTerm", "UTM term", true}, {"utmContent", "UTM content", true},
+}
+
+// mapperGuesses is sources.MappingGuesses as the page's script reads it.
+var mapperGuesses = func() string {
+	b, err := json.Marshal(sources.MappingGuesses())
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 // sourceOption is a source as the form's select offers it.
 type sourceOption struct{ Value, Label string }
@@ -51,6 +85,7 @@ func rowOf(j client.ImportJob) importRow {
 }
 
 func (d *Dashboard) importsPage(r *http.Request, p *importsPage) *apiError {
+	p.Mapper, p.Guesses = mapperLabels, mapperGuesses
 	p.Sources = nil
 	for _, n := range sources.Names {
 		label := sourceLabels[n]

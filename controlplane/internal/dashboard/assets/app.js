@@ -326,19 +326,103 @@
   if (next) location.replace(next.href);
 })();
 
-/* imports: the import page's progress bars follow their jobs; the mapping field shows for CSV only */
+/* imports: the import page's progress bars follow their jobs; for CSV, the
+   file's header row is read in the browser and each link field gets a select
+   of its columns (guessed from the names the server knows), written to the
+   mapping field as JSON; without script that field is typed by hand */
 (function () {
   'use strict';
   var form = document.querySelector('[data-import-form]');
   var source = form && form.querySelector('[data-import-source]');
   var mapping = form && form.querySelector('[data-import-mapping]');
+  var mapper = mapping && mapping.querySelector('[data-import-mapper]');
+  var text = mapping && mapping.querySelector('[data-import-mapping-text]');
+  var area = text && text.querySelector('textarea');
+  var file = form && form.querySelector('input[type=file]');
+  var selects = mapper ? mapper.querySelectorAll('[data-map-field]') : [];
+
+  /* csvRecord reads the record that starts at i (RFC 4180 quotes); it
+     returns its cells and where the next one starts. */
+  var csvRecord = function (s, i) {
+    var cells = [], cell = '', quoted = false;
+    for (; i < s.length; i++) {
+      var c = s.charAt(i);
+      if (quoted) {
+        if (c !== '"') cell += c;
+        else if (s.charAt(i + 1) === '"') { cell += '"'; i++; }
+        else quoted = false;
+      } else if (c === '"') quoted = true;
+      else if (c === ',') { cells.push(cell); cell = ''; }
+      else if (c === '\n' || c === '\r') {
+        if (c === '\r' && s.charAt(i + 1) === '\n') i++;
+        i++;
+        break;
+      } else cell += c;
+    }
+    cells.push(cell);
+    return [cells, i];
+  };
+  /* csvHeader is the file's header row, as the server reads it: a byte
+     order mark and Excel's "sep=," line skipped, cells trimmed. */
+  var csvHeader = function (s) {
+    if (s.charAt(0) === '\ufeff') s = s.slice(1);
+    var r = csvRecord(s, 0);
+    if (r[0].length <= 2 && /^sep=/i.test(r[0][0])) r = csvRecord(s, r[1]);
+    return r[0].map(function (h) { return h.trim(); }).filter(function (h) { return h !== ''; });
+  };
+  var norm = function (h) { return h.toLowerCase().replace(/[^a-z0-9]/g, ''); };
+  var write = function () {
+    var m = {}, any = false;
+    selects.forEach(function (sel) {
+      if (sel.value) { m[sel.getAttribute('data-map-field')] = sel.value; any = true; }
+    });
+    area.value = any ? JSON.stringify(m) : '';
+  };
+  var build = function (header) {
+    var guesses = {}, before = {};
+    try { guesses = JSON.parse(mapper.getAttribute('data-guesses') || '{}'); } catch (e) { guesses = {}; }
+    try { before = area.value ? JSON.parse(area.value) : {}; } catch (e) { before = {}; }
+    selects.forEach(function (sel) {
+      var field = sel.getAttribute('data-map-field');
+      while (sel.options.length > 1) sel.remove(1);
+      var chosen = '';
+      header.forEach(function (h) {
+        sel.add(new Option(h, h));
+        if (!chosen && guesses[norm(h)] === field) chosen = h;
+      });
+      if (before[field] && header.indexOf(before[field]) >= 0) chosen = before[field];
+      sel.value = chosen;
+    });
+    var more = mapper.querySelector('[data-import-mapper-more]');
+    if (more && [].some.call(more.querySelectorAll('[data-map-field]'), function (sel) { return !!sel.value; })) more.open = true;
+    mapper.querySelector('[data-import-mapper-note]').textContent = header.length + ' columns read from the file\'s first line. ' +
+      'Each field takes the column chosen beside it; a column chosen for none is not imported.';
+    mapper.hidden = false;
+    text.hidden = true;
+    write();
+  };
+  var read = function () {
+    var f = file && file.files && file.files[0];
+    if (!mapper || !f || source.value !== 'csv' || !window.FileReader) {
+      if (mapper) mapper.hidden = true;
+      if (text) text.hidden = false;
+      return;
+    }
+    var r = new FileReader();
+    r.onload = function () { build(csvHeader(String(r.result))); };
+    // The header is the first line: its first 64 KiB are enough.
+    r.readAsText(f.slice(0, 65536));
+  };
   if (source && mapping) {
     var sync = function () {
       var on = source.value === 'csv';
       mapping.hidden = !on;
-      mapping.querySelector('textarea').disabled = !on;
+      area.disabled = !on;
+      read();
     };
     source.addEventListener('change', sync);
+    if (file) file.addEventListener('change', read);
+    selects.forEach(function (sel) { sel.addEventListener('change', write); });
     sync();
   }
 

@@ -241,3 +241,44 @@ var csvSpecs = map[string]*csvSpec{
 	},
 	CSV: {name: "our own export", columns: exportFields, unescape: true},
 }
+
+// MappingGuesses are the column headers this package knows, as a column
+// mapper would guess them: a header's normalized spelling (lower case,
+// letters and digits only, as the readers match headers) → the field of
+// MappingFields it names. It holds every field's own name (our export's
+// headers) and the products' spellings of the same fields ("Long URL",
+// "shortCode", "keyword"…); a spelling two products give different
+// fields, or one product writes and ignores ("id"), is left out, so that a
+// guess is never a coin toss.
+func MappingGuesses() map[string]string {
+	mappable := map[string]bool{}
+	for _, f := range MappingFields {
+		mappable[f] = true
+	}
+	out := map[string]string{}
+	clash := map[string]bool{}
+	for _, spec := range csvSpecs {
+		for h, f := range spec.columns {
+			if f == fieldIgnored {
+				// A column a product writes and nothing keeps ("id"):
+				// not a guess for any field.
+				delete(out, h)
+				clash[h] = true
+			}
+			if !mappable[f] || clash[h] {
+				continue
+			}
+			if was, ok := out[h]; ok && was != f {
+				delete(out, h)
+				clash[h] = true
+				continue
+			}
+			out[h] = f
+		}
+	}
+	// A field's own name always names it (the generic CSV reads it so).
+	for _, f := range MappingFields {
+		out[normalize(f)] = f
+	}
+	return out
+}
