@@ -1,7 +1,9 @@
 package dashboard
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -65,8 +67,13 @@ func (d *Dashboard) signInPassword(w http.ResponseWriter, r *http.Request) {
 	// the account before, else the client's address), and per account
 	// from every unknown source: a stranger cannot lock the person out of
 	// a browser they use (workspace.TakePasswordTry).
+	u, err := d.o.Sessions.UserByEmail(r.Context(), email)
+	if err != nil && !fault.Is(err, fault.NotFound) {
+		d.fail(w, r, err)
+		return
+	}
 	source, known := "ip:"+clientip.Key(d.clientIP(r)), false
-	if dev, ok := d.knownDevice(r, email); ok {
+	if dev, ok := d.knownDevice(r, u); ok {
 		source, known = "dev:"+dev, true
 	}
 	try, err := workspace.TakePasswordTry(r.Context(), d.o.Sessions, email, source, known, d.o.Now())
@@ -79,11 +86,6 @@ func (d *Dashboard) signInPassword(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", strconv.Itoa(retry))
 		d.renderSignIn(w, r, http.StatusTooManyRequests, fmt.Sprintf(
 			"Too many wrong passwords for this account: it is locked for %d more minutes. Try again later.", (retry+59)/60))
-		return
-	}
-	u, err := d.o.Sessions.UserByEmail(r.Context(), email)
-	if err != nil && !fault.Is(err, fault.NotFound) {
-		d.fail(w, r, err)
 		return
 	}
 	// An account made by single sign-on has no password (oidc.go): it is
@@ -112,7 +114,7 @@ func (d *Dashboard) signInPassword(w http.ResponseWriter, r *http.Request) {
 	if err := d.o.Sessions.DeleteSignInTriesBefore(r.Context(), d.o.Now().Add(-PasswordFailureWindow)); err != nil {
 		d.o.Logger.WarnContext(r.Context(), "removing old sign-in tries failed", "err", err)
 	}
-	if err := d.rememberDevice(w, r, email); err != nil {
+	if err := d.rememberDevice(w, r, u); err != nil {
 		d.fail(w, r, err)
 		return
 	}
@@ -123,23 +125,36 @@ func (d *Dashboard) signInPassword(w http.ResponseWriter, r *http.Request) {
 
 // deviceCookie marks a browser where a person signed in: its value is the
 // account's email (base64url), a random id and their HMAC with the
-// deployment's secret, so only this server makes one and it names one
-// account. Wrong passwords from it count against it alone, never against
-// the account's ceiling (workspace.TakePasswordTry).
+// deployment's secret, so only this server makes one. The HMAC also covers
+// the account's id and a digest of its password hash (deviceStamp), so a
+// cookie is a known device of one account as it is now: an address claimed
+// by another person (a new account), a password changed or ended by single
+// sign-on makes every earlier cookie an unknown source again. Wrong
+// passwords from a known device count against it alone, never against the
+// account's ceiling (workspace.TakePasswordTry).
 const (
 	deviceCookie = "sl_device"
 	deviceTTL    = 365 * 24 * time.Hour
 )
 
-func (d *Dashboard) deviceMAC(r *http.Request, email, id string) (string, error) {
-	// "device:" and a ":" keep these apart from the sign-in nonces, which
-	// hold no ":".
-	return d.signinToken(r.Context(), "device:"+email+":"+id)
+// deviceStamp is what binds a device cookie to the account's credentials.
+func deviceStamp(u *workspace.User) string {
+	sum := sha256.Sum256([]byte(u.PasswordHash))
+	return u.ID + ":" + hex.EncodeToString(sum[:16])
+}
+
+func (d *Dashboard) deviceMAC(r *http.Request, u *workspace.User, id string) (string, error) {
+	// "device:" and the ":"s keep these apart from the sign-in nonces,
+	// which hold no ":".
+	return d.signinToken(r.Context(), "device:"+u.Email+":"+deviceStamp(u)+":"+id)
 }
 
 // knownDevice returns the id of the browser's device cookie when it is
-// valid and names email.
-func (d *Dashboard) knownDevice(r *http.Request, email string) (string, bool) {
+// valid for u (nil: no account, no known device).
+func (d *Dashboard) knownDevice(r *http.Request, u *workspace.User) (string, bool) {
+	if u == nil || u.PasswordHash == "" {
+		return "", false
+	}
 	c, err := r.Cookie(d.cookieName(r, deviceCookie))
 	if err != nil || len(c.Value) > 600 {
 		return "", false
@@ -149,24 +164,24 @@ func (d *Dashboard) knownDevice(r *http.Request, email string) (string, bool) {
 		return "", false
 	}
 	who, err := base64.RawURLEncoding.DecodeString(parts[0])
-	if err != nil || string(who) != email {
+	if err != nil || string(who) != u.Email {
 		return "", false
 	}
-	want, err := d.deviceMAC(r, email, parts[1])
+	want, err := d.deviceMAC(r, u, parts[1])
 	if err != nil || !sameToken(parts[2], want) {
 		return "", false
 	}
 	return parts[1], true
 }
 
-// rememberDevice sets the device cookie for email after a right password.
-func (d *Dashboard) rememberDevice(w http.ResponseWriter, r *http.Request, email string) error {
+// rememberDevice sets the device cookie for u after a right password.
+func (d *Dashboard) rememberDevice(w http.ResponseWriter, r *http.Request, u *workspace.User) error {
 	id := randomToken()
-	mac, err := d.deviceMAC(r, email, id)
+	mac, err := d.deviceMAC(r, u, id)
 	if err != nil {
 		return err
 	}
-	d.setCookie(w, r, deviceCookie, base64.RawURLEncoding.EncodeToString([]byte(email))+"."+id+"."+mac, deviceTTL)
+	d.setCookie(w, r, deviceCookie, base64.RawURLEncoding.EncodeToString([]byte(u.Email))+"."+id+"."+mac, deviceTTL)
 	return nil
 }
 
@@ -348,8 +363,14 @@ func (d *Dashboard) join(w http.ResponseWriter, r *http.Request) {
 	m := &workspace.Membership{WorkspaceID: res.WorkspaceID, Role: workspace.Role(res.Member.Role),
 		User: &workspace.User{ID: res.Member.ID, Email: res.Member.Email, Name: res.Member.Name}}
 	// The browser that joined is a known device of the account (its wrong
-	// passwords never count against the account's ceiling).
-	if err := d.rememberDevice(w, r, res.Member.Email); err != nil {
+	// passwords never count against the account's ceiling), as the
+	// account now is (its password hash).
+	u, err := d.o.Sessions.UserByEmail(r.Context(), res.Member.Email)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	if err := d.rememberDevice(w, r, u); err != nil {
 		d.fail(w, r, err)
 		return
 	}
