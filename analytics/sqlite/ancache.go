@@ -89,8 +89,8 @@ func (p *partial) addTotal(clicks, milli int64) {
 	p.total.milli += milli
 }
 
-// frozen is a partial as it is kept: its rows sorted by key, their keys
-// one after another in one slice, nothing the garbage collector walks.
+// frozen is a partial as it is kept: its rows in a slice, their keys one
+// after another in another, nothing the garbage collector walks.
 type frozen struct {
 	total sum
 	keys  []byte
@@ -105,23 +105,19 @@ type frozenRow struct {
 
 // freeze returns p as it is kept.
 func freeze(p *partial) *frozen {
-	keys := make([]string, 0, len(p.rows))
 	size := 0
 	for k := range p.rows {
-		keys = append(keys, k)
 		size += len(k)
 	}
-	slices.Sort(keys)
-	f := &frozen{total: p.total, keys: make([]byte, 0, size), rows: make([]frozenRow, 0, len(keys))}
-	for _, k := range keys {
+	f := &frozen{total: p.total, keys: make([]byte, 0, size), rows: make([]frozenRow, 0, len(p.rows))}
+	for k, r := range p.rows {
 		f.keys = append(f.keys, k...)
-		r := p.rows[k]
 		f.rows = append(f.rows, frozenRow{end: len(f.keys), clicks: r.clicks, milli: r.milli})
 	}
 	return f
 }
 
-// each calls fn with every row of f, in key order; key is f's.
+// each calls fn with every row of f; key is f's.
 func (f *frozen) each(fn func(key []byte, s sum)) {
 	start := 0
 	for _, r := range f.rows {
