@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -330,4 +332,70 @@ func TestSqwsS11Blocks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSqwsS11ConcurrentLateClicks: queries run while late clicks are
+// written for closed days; every answer's total is one the clicks written
+// so far allow (never below what was written before the query began), and
+// once the writer stops every answer is the links'.
+func TestSqwsS11ConcurrentLateClicks(t *testing.T) {
+	f := newSqwsFixture(t, 20)
+	all := f.idsWith(t, func(link.Facets) bool { return true })
+	rng := stats.Range{From: sqwsDay(0), To: sqwsDay(6)}
+	qs := append(sqwsQueries(f.ws, all, rng, true), sqwsQueries(f.ws, all[4:], rng, false)...)
+	f.check(t, "before", qs)
+	day := stats.AnalyticsQuery{LinkIDs: all, Range: rng, GroupBy: stats.GroupDay, Whole: true, WorkspaceID: f.ws}
+	var written atomic.Int64
+	written.Store(mustAnalyticsOf(t, f.b, day).TotalClicks)
+	done := make(chan struct{})
+	errs := make(chan error, 16)
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				low := written.Load()
+				a, err := f.b.Analytics(context.Background(), day)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if a.TotalClicks < low {
+					errs <- fmt.Errorf("reader %d: %d clicks, but %d were written before the query", r, a.TotalClicks, low)
+					return
+				}
+				if _, err := f.b.Analytics(context.Background(), qs[i%len(qs)]); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := range 30 {
+		batch := sqwsClicks(f.ws, all[i%len(all)], i%7, 2, 200+i, f.visitors)
+		humans := int64(0)
+		for _, e := range batch {
+			if !e.Bot {
+				humans++
+			}
+		}
+		f.write(t, batch...)
+		written.Add(humans)
+	}
+	close(done)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if got := mustAnalyticsOf(t, f.b, day).TotalClicks; got != written.Load() {
+		t.Errorf("after the writes: %d clicks, want %d", got, written.Load())
+	}
+	f.check(t, "after", qs)
 }
