@@ -132,6 +132,12 @@ func (p *partial) addFrozen(f *frozen) {
 	f.each(func(key []byte, s sum) { p.add(key, s.clicks, s.milli) })
 }
 
+// subFrozen subtracts f from p (f's days being some of p's).
+func (p *partial) subFrozen(f *frozen) {
+	p.addTotal(-f.total.clicks, -f.total.milli)
+	f.each(func(key []byte, s sum) { p.add(key, -s.clicks, -s.milli) })
+}
+
 // bytes is about the memory f takes.
 func (f *frozen) bytes() int { return 128 + len(f.keys) + 24*len(f.rows) }
 
@@ -292,6 +298,40 @@ func (c *anCache) remove(el *list.Element) {
 	c.used -= e.bytes
 }
 
+// peek reports whether sums are kept under k with these versions,
+// counting and changing nothing.
+func (c *anCache) peek(k anKey, versions []int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el := c.entries[k]
+	return el != nil && slices.Equal(el.Value.(*anEntry).versions, versions)
+}
+
+// cover returns blocks that make up the block of days a to b (2^k days
+// aligned, as blocks makes them) of shape: the block itself when its sums
+// are kept or when none of the blocks inside it are; else the covers of
+// its two halves. So a block completed by a day (8 days when the 8th
+// closes) is built from the sums kept of its first days, reading the
+// last.
+func (c *anCache) cover(shape string, a, b int, versions func(a, b int) []int64) [][2]int {
+	if a == b || c.peek(anKey{shape, a, b}, versions(a, b)) || !c.keptInside(shape, a, b, versions) {
+		return [][2]int{{a, b}}
+	}
+	m := a + (b-a+1)/2
+	return append(c.cover(shape, a, m-1, versions), c.cover(shape, m, b, versions)...)
+}
+
+// keptInside reports whether sums of a block strictly inside the block of
+// days a to b are kept.
+func (c *anCache) keptInside(shape string, a, b int, versions func(a, b int) []int64) bool {
+	if a == b {
+		return false
+	}
+	m := a + (b-a+1)/2
+	return c.peek(anKey{shape, a, m - 1}, versions(a, m-1)) || c.peek(anKey{shape, m, b}, versions(m, b)) ||
+		c.keptInside(shape, a, m-1, versions) || c.keptInside(shape, m, b, versions)
+}
+
 // clear drops every kept sum.
 func (c *anCache) clear() {
 	c.mu.Lock()
@@ -382,33 +422,98 @@ func (s *Store) cachedAnalytics(ctx context.Context, q stats.AnalyticsQuery, fro
 		}
 		return analyticsResult(q, from, to, nil, p, dropEmpty), nil
 	}
-	versions, err := workspaceVersions(ctx, tx, q.WorkspaceID, first, closed)
+	// The versions of the days before first too: a block kept that
+	// starts before first may serve, less its days before first.
+	vfirst := first - (anBlockDays - 1)
+	allVersions, err := workspaceVersions(ctx, tx, q.WorkspaceID, vfirst, closed)
 	if err != nil {
 		return nil, err
 	}
+	versionsOf := func(a, b int) []int64 { return allVersions[a-vfirst : b-vfirst+1] }
+	versions := versionsOf(first, closed)
 	// read lists the days to read, each with the partial it goes to.
 	read := make(map[int]*partial)
+	// A block is kept, or read, or built from smaller blocks (parts),
+	// each kept or read; it is added to the answer, or subtracted.
 	type block struct {
-		key anKey
-		f   *frozen  // kept
-		p   *partial // or read
+		key      anKey
+		f        *frozen  // kept
+		p        *partial // or read
+		parts    []*block // or built
+		subtract bool
 	}
-	var bs []block
+	keptOrRead := func(a, b int) *block {
+		k := anKey{shape, a, b}
+		if f := c.get(k, versionsOf(a, b)); f != nil {
+			return &block{key: k, f: f}
+		}
+		bl := &block{key: k, p: newPartial()}
+		for d := a; d <= b; d++ {
+			read[d] = bl.p
+		}
+		return bl
+	}
+	// want adds the blocks of days a to b (as blocks makes them) to bs.
+	var bs []*block
+	want := func(a, b int, subtract bool) {
+		for _, b := range blocks(a, b) {
+			k := anKey{shape, b[0], b[1]}
+			if f := c.get(k, versionsOf(b[0], b[1])); f != nil {
+				bs = append(bs, &block{key: k, f: f, subtract: subtract})
+				continue
+			}
+			// Not kept: from the smaller blocks kept inside it, if any
+			// (the day that completes a block of 2^k days), else read.
+			parts := c.cover(shape, b[0], b[1], versionsOf)
+			if len(parts) == 1 {
+				bl := keptOrRead(b[0], b[1])
+				bl.subtract = subtract
+				bs = append(bs, bl)
+				continue
+			}
+			bl := &block{key: k, subtract: subtract}
+			for _, part := range parts {
+				bl.parts = append(bl.parts, keptOrRead(part[0], part[1]))
+			}
+			bs = append(bs, bl)
+		}
+	}
+	// toRead is how many days want would read for the days a to b.
+	toRead := func(a, b int) int {
+		n := 0
+		for _, b := range blocks(a, b) {
+			for _, part := range c.cover(shape, b[0], b[1], versionsOf) {
+				if !c.peek(anKey{shape, part[0], part[1]}, versionsOf(part[0], part[1])) {
+					n += part[1] - part[0] + 1
+				}
+			}
+		}
+		return n
+	}
 	whole := anKey{shape, first, closed}
 	closedSums := c.get(whole, versions)
 	if closedSums == nil {
-		for _, b := range blocks(first, closed) {
-			k := anKey{shape, b[0], b[1]}
-			if f := c.get(k, versions[b[0]-first:b[1]-first+1]); f != nil {
-				bs = append(bs, block{key: k, f: f})
+		start := first
+		// The day after first moves into a block kept whole (a range one
+		// day shorter than yesterday's): that block, less its days before
+		// first, when that reads fewer days than the blocks from first.
+		for size := anBlockDays; size >= 2; size /= 2 {
+			a := first - ((first%size)+size)%size
+			b := a + size - 1
+			if a == first || b > closed || !c.peek(anKey{shape, a, b}, versionsOf(a, b)) {
 				continue
 			}
-			p := newPartial()
-			bs = append(bs, block{key: k, p: p})
-			for d := b[0]; d <= b[1]; d++ {
-				read[d] = p
+			if toRead(a, first-1) >= toRead(first, b) {
+				break
 			}
+			if f := c.get(anKey{shape, a, b}, versionsOf(a, b)); f != nil {
+				bs = append(bs, &block{key: anKey{shape, a, b}, f: f})
+				want(a, first-1, true)
+				start = b + 1
+			}
+			break
 		}
+		want(start, closed, false)
 	}
 	live := newPartial()
 	for d := closed + 1; d <= last; d++ {
@@ -433,19 +538,48 @@ func (s *Store) cachedAnalytics(ctx context.Context, q stats.AnalyticsQuery, fro
 		}
 		i = j + 1
 	}
-	for i, b := range bs {
+	s.daysRead.Add(int64(len(days)))
+	keep := func(b *block) {
 		if b.f == nil {
-			bs[i].f = freeze(b.p)
-			c.put(b.key, versions[b.key.first-first:b.key.last-first+1], bs[i].f)
+			b.f = freeze(b.p)
+			c.put(b.key, versionsOf(b.key.first, b.key.last), b.f)
 		}
+	}
+	for _, b := range bs {
+		if b.parts == nil {
+			keep(b)
+			continue
+		}
+		sums := newPartial()
+		for _, part := range b.parts {
+			keep(part)
+			sums.addFrozen(part.f)
+		}
+		b.f = freeze(sums)
+		c.put(b.key, versionsOf(b.key.first, b.key.last), b.f)
 	}
 	if closedSums == nil {
 		if len(bs) == 1 {
 			closedSums = bs[0].f // the range is one block, kept above
 		} else {
 			sums := newPartial()
+			subtracted := false
 			for _, b := range bs {
-				sums.addFrozen(b.f)
+				if b.subtract {
+					sums.subFrozen(b.f)
+					subtracted = true
+				} else {
+					sums.addFrozen(b.f)
+				}
+			}
+			if subtracted {
+				// A row of the days subtracted only: not in the range.
+				// (A row in it has clicks: a key, link or day counted.)
+				for k, r := range sums.rows {
+					if r.clicks == 0 && r.milli == 0 {
+						delete(sums.rows, k)
+					}
+				}
 			}
 			closedSums = freeze(sums)
 			c.put(whole, versions, closedSums)

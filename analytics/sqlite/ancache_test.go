@@ -399,3 +399,64 @@ func TestSqwsS11ConcurrentLateClicks(t *testing.T) {
 	}
 	f.check(t, "after", qs)
 }
+
+// TestSqwsS11BlockCompletedByADay: when the day that closes completes a
+// block of 8 days, the block is built from the sums kept of its first 7
+// days, and only the new day is read; and the answers are the links'.
+func TestSqwsS11BlockCompletedByADay(t *testing.T) {
+	f := newSqwsFixture(t, 20)
+	all := f.idsWith(t, func(link.Facets) bool { return true })
+	// A day numbered (from 1970-01-01) a multiple of 8, days before the
+	// fixture's clicks end.
+	n := int(sqwsDay(0).Unix() / 86400)
+	x := (n/8)*8 - n // days from sqwsDay(0): -7 to 0
+	q := stats.AnalyticsQuery{LinkIDs: all, GroupBy: stats.DimReferrer, WorkspaceID: f.ws}
+	q.Range = stats.Range{From: sqwsDay(x), To: sqwsDay(x + 6)}
+	f.check(t, "7 days", []stats.AnalyticsQuery{q})
+	before := sqlite.DaysRead(f.b.Store)
+	q.Range.To = sqwsDay(x + 7)
+	f.check(t, "8 days", []stats.AnalyticsQuery{q})
+	if read := sqlite.DaysRead(f.b.Store) - before; read != 1 {
+		t.Errorf("the 8th day completing a block of 8: %d days read, want 1", read)
+	}
+}
+
+// TestSqwsS11RangeStartsLater: when a range starts a day later than one
+// kept whole (yesterday's 90 days, today), the block kept is used less its
+// first days, and only those are read; and the answers are the links',
+// before and after a late click.
+func TestSqwsS11RangeStartsLater(t *testing.T) {
+	f := newSqwsFixture(t, 20)
+	n := int(sqwsDay(0).Unix() / 86400)
+	x := (n/8)*8 - n // a day numbered a multiple of 8: -7 to 0
+	// A link clicked on day x only, from a country and a referrer of that
+	// day only: its rows are gone from a range starting after it.
+	once := f.b.NewLink(t, f.ws)
+	first := sqwsClicks(f.ws, once, x, 3, 55, f.visitors)
+	for i := range first {
+		first[i].Country, first[i].Referrer, first[i].Bot = "ZZ", "first-day.example", false
+	}
+	f.write(t, first...)
+	all := f.idsWith(t, func(link.Facets) bool { return true })
+	var qs []stats.AnalyticsQuery
+	for _, q := range append(sqwsQueries(f.ws, all, stats.Range{}, true), sqwsQueries(f.ws, all[2:], stats.Range{}, false)...) {
+		q.Range = stats.Range{From: sqwsDay(x), To: sqwsDay(x + 7)}
+		qs = append(qs, q)
+	}
+	f.check(t, "8 days", qs)
+	for start := 1; start <= 3; start++ {
+		for i := range qs {
+			qs[i].Range.From = sqwsDay(x + start)
+		}
+		before := sqlite.DaysRead(f.b.Store)
+		f.check(t, fmt.Sprintf("from day %d of 8", start+1), qs)
+		if read := sqlite.DaysRead(f.b.Store) - before; read != int64(len(qs)) {
+			t.Errorf("from day %d of 8: %d days read for %d queries, want one each", start+1, read, len(qs))
+		}
+	}
+	f.write(t, sqwsClicks(f.ws, all[3], x+5, 4, 77, f.visitors)...)
+	for i := range qs {
+		qs[i].Range.From = sqwsDay(x + 4)
+	}
+	f.check(t, "after a late click", qs)
+}

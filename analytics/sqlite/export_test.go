@@ -32,3 +32,7 @@ func AnalyticsCacheStats(s *Store) (hits, misses, stale int) {
 
 // Blocks is blocks: the days first to last as aligned blocks.
 func Blocks(first, last int) [][2]int { return blocks(first, last) }
+
+// DaysRead returns how many days workspace queries have read rather than
+// taken from kept sums.
+func DaysRead(s *Store) int64 { return s.daysRead.Load() }

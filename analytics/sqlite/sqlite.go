@@ -49,6 +49,9 @@ type Store struct {
 	cache *anCache
 	// now is the time the days are closed by (time.Now; the tests set it).
 	now func() time.Time
+	// daysRead counts the days workspace queries read rather than took
+	// from kept sums (the tests read it).
+	daysRead atomic.Int64
 }
 
 // checkpointPages is the size of the WAL, in pages, past which a commit of
