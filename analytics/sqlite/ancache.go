@@ -37,10 +37,13 @@ import (
 //
 // The closed days of a range are covered by blocks of 2^k days aligned on
 // multiples of 2^k (at most anBlockDays), so that ranges sharing days share
-// blocks: a query of the next day, or over 90 days after one over 30, reads
-// only the days of the blocks it lacks. The sum of a range's blocks is kept
-// too, under the range, so that a repeated query adds two sums (the closed
-// days', today's) rather than a dozen.
+// blocks: a query over 90 days after one over 30 reads only the days of the
+// blocks it lacks. The range moves a day every day: a block the closing day
+// completes is built from the blocks kept inside it (cover), and a range
+// starting inside a block kept whole takes that block less its days before
+// the range, when that reads fewer days. The sum of a range's blocks is
+// kept too, under the range, so that a repeated query adds two sums (the
+// closed days', today's) rather than a dozen.
 //
 // A query names what it sums: the workspace, the grouping, the click
 // filter and, for named links, the set of links (a SHA-256 of their sorted
