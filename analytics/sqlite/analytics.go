@@ -129,46 +129,52 @@ func analyticsKeys(ctx context.Context, tx *sql.Tx, ids, dim, first, last string
 	return rows.Err()
 }
 
+// wsRollupQuery reads a workspace's rows of click_workspace_rollup of one
+// dimension over a range of days, by its primary key.
+const wsRollupQuery = `SELECT day, counts, shares FROM click_workspace_rollup
+	WHERE workspace_id = $1 AND dim = $2 AND day BETWEEN $3 AND $4`
+
 // workspaceAnalytics answers a query over a whole workspace from
 // click_workspace_rollup: the same numbers as stats.Aggregate over its
-// link-days, whose shares of visitors the rows hold summed.
+// link-days, whose shares of visitors the rows hold summed. The closed
+// days' sums are kept (cachedAnalytics).
 func (s *Store) workspaceAnalytics(ctx context.Context, q stats.AnalyticsQuery, from, to time.Time) (*stats.Analytics, error) {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, err
+	scan := func(tx *sql.Tx, first, last string, pick func(day string) *partial) error {
+		return workspaceScan(ctx, tx, q, first, last, pick)
 	}
-	defer tx.Rollback()
-	first, last := from.Format(dayLayout), to.Format(dayLayout)
-	type sum struct{ clicks, shares int64 }
-	// read adds up a dimension's rows: per key, and per day of key (or
-	// of every key when key is nil).
-	// Both blobs of a row are in key order (keyCounts.encode): they are
-	// walked side by side, each key added where it goes, with no map per row.
-	read := func(dim string, key *string) (byKey, byDay map[string]*sum, err error) {
-		rows, err := tx.QueryContext(ctx, `SELECT day, counts, shares FROM click_workspace_rollup
-			WHERE workspace_id = $1 AND dim = $2 AND day BETWEEN $3 AND $4`, q.WorkspaceID, dim, first, last)
+	return s.cachedAnalytics(ctx, q, from, to, shapeOf("workspace", q, nil), scan, true)
+}
+
+// workspaceScan adds q's rows of click_workspace_rollup from first to
+// last to the partial pick returns for their day: without a filter, the
+// total of each day (and, for GroupDay, a row per day) and the keys of
+// GroupBy; with one, the filter's key, in the total and in its row (the
+// key's, or the day's for GroupDay).
+func workspaceScan(ctx context.Context, tx *sql.Tx, q stats.AnalyticsQuery, first, last string, pick func(day string) *partial) error {
+	// read walks a dimension's rows, calling fn with each key's clicks
+	// and share of visitors. Both blobs of a row are in key order
+	// (keyCounts.encode): they are walked side by side, with no map per row.
+	read := func(dim string, fn func(p *partial, day, key []byte, n, share int64)) error {
+		rows, err := tx.QueryContext(ctx, wsRollupQuery, q.WorkspaceID, dim, first, last)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		defer rows.Close()
-		byKey, byDay = map[string]*sum{}, map[string]*sum{}
 		for rows.Next() {
-			var day string
-			var c, sh sql.RawBytes
+			var day, c, sh sql.RawBytes
 			if err := rows.Scan(&day, &c, &sh); err != nil {
-				return nil, nil, err
+				return err
 			}
-			d := byDay[day]
-			if d == nil {
-				d = &sum{}
-				byDay[day] = d
+			p := pick(string(day))
+			if p == nil {
+				continue
 			}
 			var shKey []byte
 			var shN int64
 			for len(c) > 0 {
 				k, n, rest, err := nextCount(c)
 				if err != nil {
-					return nil, nil, err
+					return err
 				}
 				c = rest
 				for shKey == nil || bytes.Compare(shKey, k) < 0 {
@@ -177,69 +183,40 @@ func (s *Store) workspaceAnalytics(ctx context.Context, q stats.AnalyticsQuery, 
 						break
 					}
 					if shKey, shN, sh, err = nextCount(sh); err != nil {
-						return nil, nil, err
+						return err
 					}
 				}
 				share := int64(0)
 				if bytes.Equal(shKey, k) && shKey != nil {
 					share = shN
 				}
-				if key != nil && string(k) != *key {
-					continue
-				}
-				r := byKey[string(k)]
-				if r == nil {
-					r = &sum{}
-					byKey[string(k)] = r
-				}
-				r.clicks += n
-				r.shares += share
-				d.clicks += n
-				d.shares += share
+				fn(p, day, k, n, share)
 			}
 		}
-		return byKey, byDay, rows.Err()
+		return rows.Err()
 	}
-	a := &stats.Analytics{Rows: []stats.AnalyticsRow{}}
-	var byKey, byDay map[string]*sum
-	if q.Filter != nil {
-		if byKey, byDay, err = read(q.Filter.Dim, &q.Filter.Key); err != nil {
-			return nil, err
-		}
-		for _, r := range byKey {
-			a.TotalClicks += r.clicks
-			a.UniqueClicks += r.shares // thousandths, rounded below
-		}
-		a.UniqueClicks = stats.FromMilli(a.UniqueClicks)
-	} else {
-		var totals map[string]*sum
-		if totals, byDay, err = read(dimTotal, nil); err != nil {
-			return nil, err
-		}
-		if r := totals[""]; r != nil {
-			a.TotalClicks, a.UniqueClicks = r.clicks, stats.FromMilli(r.shares)
-		}
-		if q.GroupBy != stats.GroupDay {
-			if byKey, _, err = read(q.GroupBy, nil); err != nil {
-				return nil, err
+	if f := q.Filter; f != nil {
+		key := []byte(f.Key)
+		return read(f.Dim, func(p *partial, day, k []byte, n, share int64) {
+			if !bytes.Equal(k, key) {
+				return
 			}
-		}
-	}
-	if q.GroupBy == stats.GroupDay {
-		for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
-			row := stats.AnalyticsRow{Key: d.Format(dayLayout)}
-			if r := byDay[row.Key]; r != nil {
-				row.Clicks, row.UniqueClicks = r.clicks, stats.FromMilli(r.shares)
+			p.addTotal(n, share)
+			if q.GroupBy == stats.GroupDay {
+				p.add(day, n, share)
+			} else {
+				p.add(k, n, share)
 			}
-			a.Rows = append(a.Rows, row)
-		}
-		return a, nil
+		})
 	}
-	for k, r := range byKey {
-		if r.clicks > 0 {
-			a.Rows = append(a.Rows, stats.AnalyticsRow{Key: k, Clicks: r.clicks, UniqueClicks: stats.FromMilli(r.shares)})
+	err := read(dimTotal, func(p *partial, day, _ []byte, n, share int64) {
+		p.addTotal(n, share)
+		if q.GroupBy == stats.GroupDay {
+			p.add(day, n, share)
 		}
+	})
+	if err != nil || q.GroupBy == stats.GroupDay {
+		return err
 	}
-	stats.SortRows(a.Rows)
-	return a, nil
+	return read(q.GroupBy, func(p *partial, _, k []byte, n, share int64) { p.add(k, n, share) })
 }

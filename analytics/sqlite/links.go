@@ -279,12 +279,28 @@ const linksQuery = `SELECT day, data FROM click_workspace_links
 // from click_workspace_links: 8 rows a day, the sections of q's links
 // added up with stats.Aggregator's arithmetic (a key's share of a
 // link-day's visitors is stats.Share, summed in thousandths and rounded
-// once per row), so the answers are those of the links' own rows.
+// once per row), so the answers are those of the links' own rows. The
+// closed days' sums are kept (cachedAnalytics), for this set of links.
 func (s *Store) linksAnalytics(ctx context.Context, q stats.AnalyticsQuery, from, to time.Time) (*stats.Analytics, error) {
 	named := make(map[string]struct{}, len(q.LinkIDs))
 	for _, id := range q.LinkIDs {
 		named[id] = struct{}{}
 	}
+	scan := func(tx *sql.Tx, first, last string, pick func(day string) *partial) error {
+		return linksScan(ctx, tx, q, named, first, last, pick)
+	}
+	return s.cachedAnalytics(ctx, q, from, to, shapeOf("links", q, q.LinkIDs), scan, false)
+}
+
+// linksScan adds the sections of the links named of q's rows of
+// click_workspace_links from first to last to the partial pick returns
+// for their day: without a filter, each link-day's clicks and visitors in
+// the total, and in the row of the link (GroupLink), of the day
+// (GroupDay) or of each key with its share; with one, the filter's key's
+// clicks and share, in the total and in the row of the link, the day or
+// the key.
+func linksScan(ctx context.Context, tx *sql.Tx, q stats.AnalyticsQuery, named map[string]struct{}, first, last string,
+	pick func(day string) *partial) error {
 	dim := stats.KeysDim(q)
 	if dim == "" {
 		dim = dimTotal
@@ -293,33 +309,20 @@ func (s *Store) linksAnalytics(ctx context.Context, q stats.AnalyticsQuery, from
 	if q.Filter != nil {
 		filter = []byte(q.Filter.Key)
 	}
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	rows, err := tx.QueryContext(ctx, linksQuery, q.WorkspaceID, dim, first, last)
 	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, linksQuery, q.WorkspaceID, dim, from.Format(dayLayout), to.Format(dayLayout))
-	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	type sum struct{ clicks, milli int64 }
-	var total sum
-	sums := map[string]*sum{}
-	add := func(key []byte, clicks, milli int64) {
-		r := sums[string(key)]
-		if r == nil {
-			r = &sum{}
-			sums[string(key)] = r
-		}
-		r.clicks += clicks
-		r.milli += milli
-	}
 	for rows.Next() {
 		var day []byte
 		var data sql.RawBytes
 		if err := rows.Scan(&day, &data); err != nil {
-			return nil, err
+			return err
+		}
+		p := pick(string(day))
+		if p == nil {
+			continue
 		}
 		var ferr error
 		err := eachSection(data, func(link []byte, sec section, _ []byte) bool {
@@ -327,16 +330,15 @@ func (s *Store) linksAnalytics(ctx context.Context, q stats.AnalyticsQuery, from
 				return true
 			}
 			if q.Filter == nil {
-				total.clicks += sec.clicks
-				total.milli += sec.visitors * stats.Milli
+				p.addTotal(sec.clicks, sec.visitors*stats.Milli)
 				switch q.GroupBy {
 				case stats.GroupLink:
-					add(link, sec.clicks, sec.visitors*stats.Milli)
+					p.add(link, sec.clicks, sec.visitors*stats.Milli)
 				case stats.GroupDay:
-					add(day, sec.clicks, sec.visitors*stats.Milli)
+					p.add(day, sec.clicks, sec.visitors*stats.Milli)
 				default:
 					ferr = eachCount(sec.keys, func(key []byte, n int64) {
-						add(key, n, stats.Share(sec.visitors, n, sec.clicks))
+						p.add(key, n, stats.Share(sec.visitors, n, sec.clicks))
 					})
 				}
 				return ferr == nil
@@ -346,15 +348,14 @@ func (s *Store) linksAnalytics(ctx context.Context, q stats.AnalyticsQuery, from
 				return ferr == nil
 			}
 			share := stats.Share(sec.visitors, n, sec.clicks)
-			total.clicks += n
-			total.milli += share
+			p.addTotal(n, share)
 			switch q.GroupBy {
 			case stats.GroupLink:
-				add(link, n, share)
+				p.add(link, n, share)
 			case stats.GroupDay:
-				add(day, n, share)
+				p.add(day, n, share)
 			default:
-				add(filter, n, share)
+				p.add(filter, n, share)
 			}
 			return ferr == nil
 		})
@@ -362,26 +363,8 @@ func (s *Store) linksAnalytics(ctx context.Context, q stats.AnalyticsQuery, from
 			err = ferr
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	a := &stats.Analytics{TotalClicks: total.clicks, UniqueClicks: stats.FromMilli(total.milli), Rows: []stats.AnalyticsRow{}}
-	if q.GroupBy == stats.GroupDay {
-		for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
-			row := stats.AnalyticsRow{Key: d.Format(dayLayout)}
-			if r := sums[row.Key]; r != nil {
-				row.Clicks, row.UniqueClicks = r.clicks, stats.FromMilli(r.milli)
-			}
-			a.Rows = append(a.Rows, row)
-		}
-		return a, nil
-	}
-	for k, r := range sums {
-		a.Rows = append(a.Rows, stats.AnalyticsRow{Key: k, Clicks: r.clicks, UniqueClicks: stats.FromMilli(r.milli)})
-	}
-	stats.SortRows(a.Rows)
-	return a, nil
+	return rows.Err()
 }

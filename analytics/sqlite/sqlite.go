@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"shortlink.dev/shared/counters"
 	"shortlink.dev/shared/migration"
@@ -43,6 +44,14 @@ type Store struct {
 	// from their own rows rather than from click_workspace_links
 	// (defaultNamedAlone; the tests set it).
 	namedAlone int
+	// cache keeps the sums of closed days of workspace queries
+	// (ancache.go); nil: every day is read (the tests set it).
+	cache *anCache
+	// now is the time the days are closed by (time.Now; the tests set it).
+	now func() time.Time
+	// daysRead counts the days workspace queries read rather than took
+	// from kept sums (the tests read it).
+	daysRead atomic.Int64
 }
 
 // checkpointPages is the size of the WAL, in pages, past which a commit of
@@ -92,7 +101,7 @@ func Open(ctx context.Context, path string, counters counters.Store) (*Store, er
 }
 
 func open(ctx context.Context, path string, counters counters.Store) (_ *Store, err error) {
-	s := &Store{counters: counters, namedAlone: defaultNamedAlone}
+	s := &Store{counters: counters, namedAlone: defaultNamedAlone, cache: newAnCache(anCacheBytes), now: time.Now}
 	defer func() {
 		if err != nil {
 			s.Close()
