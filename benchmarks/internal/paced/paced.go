@@ -30,6 +30,13 @@ type Config struct {
 	Host string
 	// UserAgent is the User-Agent header.
 	UserAgent string
+	// Method is the request's method (default GET). A HEAD is read without
+	// a body, as its answer says none follows whatever its headers say
+	// (wrk cannot: it waits for the body of an answer without Content-Length).
+	Method string
+	// Header, when set, adds the i-th request's own headers (after Host and
+	// User-Agent, which it may replace).
+	Header func(i int64, h *fasthttp.RequestHeader)
 	// Path returns the path of the i-th request (from 0).
 	Path func(i int64) string
 	// Rate is the requests a second.
@@ -116,6 +123,12 @@ func Run(ctx context.Context, c Config) (Result, error) {
 				req.SetRequestURI(c.Path(i))
 				req.SetHost(host)
 				req.Header.SetUserAgent(c.UserAgent)
+				if c.Method != "" {
+					req.Header.SetMethod(c.Method)
+				}
+				if c.Header != nil {
+					c.Header(i, &req.Header)
+				}
 				if err := client.DoTimeout(req, resp, timeout); err != nil {
 					errs.Add(1)
 					continue
