@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,12 +92,14 @@ func TestScaleS11PacedHeadAndHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	var heads, tagged atomic.Int64
+	var conns sync.Map
 	// The answer to a HEAD carries no Content-Length (fasthttp's, as the
 	// edge's): the client must not wait for a body.
 	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
 		if ctx.IsHead() {
 			heads.Add(1)
 		}
+		conns.Store(ctx.ConnID(), true)
 		if string(ctx.Request.Header.Peek("X-Forwarded-For")) == "192.0.2.1" {
 			tagged.Add(1)
 		}
@@ -112,5 +115,10 @@ func TestScaleS11PacedHeadAndHeaders(t *testing.T) {
 	}
 	if r.Done != r.Sent || r.Errors != 0 || heads.Load() != r.Sent || tagged.Load() != r.Sent || r.Status[fasthttp.StatusFound] != r.Sent {
 		t.Errorf("sent %d, done %d, errors %d, HEADs %d, with the header %d, statuses %v", r.Sent, r.Done, r.Errors, heads.Load(), tagged.Load(), r.Status)
+	}
+	n := 0
+	conns.Range(func(any, any) bool { n++; return true })
+	if n > 2 {
+		t.Errorf("%d connections for %d HEADs on 2: a HEAD's connection is not kept", n, r.Sent)
 	}
 }
