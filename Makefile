@@ -150,7 +150,7 @@ bench-fleet: build
 ## clickhouse-server's CPU per click, bytes per click on disk, raw and
 ## rollups), PostgreSQL per link change and per cache miss; then the machines
 ## and storage for 100M, 1B and 10B clicks a month derived from them
-## (benchmarks/cmd/costbench; about 5 minutes; docs/scale.md)
+## (benchmarks/cmd/costbench; about 6 minutes; docs/scale.md)
 COSTBENCH_FLAGS ?=
 bench-cost: build
 	nice $(GO) run ./benchmarks/cmd/costbench -bin $(BIN) $(COSTBENCH_FLAGS)
