@@ -93,7 +93,7 @@ func TestScaleS11Texts(t *testing.T) {
 	}
 	out := sizingTables(unitCosts{EdgePerClick: 20 * time.Microsecond, RawBytesPerClick: 50}, assumptions{Peak: 10, Util: 0.6, MachineCores: 8,
 		RetentionMonths: 13, Replicas: 2, Regions: 3}, volumes)
-	for _, want := range []string{"| 100M ", "| 10B ", "× 13 months × 2 copies", "3 858 / 38 580"} {
+	for _, want := range []string{"| 100M ", "| 10B ", "× 13 months × 2 copies", "3 858 / 38 580", "2 a region × 3 regions = 6"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("sizing tables lack %q:\n%s", want, out)
 		}

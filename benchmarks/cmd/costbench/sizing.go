@@ -176,7 +176,7 @@ func coresText(c, rate float64, per time.Duration, util float64) string {
 // sizingTables are the derived tables: cores and machines, storage, and the
 // limits, each cell with its arithmetic.
 func sizingTables(u unitCosts, a assumptions, volumes []float64) string {
-	t := report.NewTable("clicks a month", "average / peak clicks/s", "edge cores", "edge machines (per region)", "broker cores", "consumer cores",
+	t := report.NewTable("clicks a month", "average / peak clicks/s", "edge cores", "edge machines", "broker cores", "consumer cores",
 		"ClickHouse cores (× replicas)", "ClickHouse machines", "PostgreSQL cores", "control plane cores", "ClickHouse GB a month", "GB kept")
 	for _, v := range volumes {
 		s := size(u, a, v)
@@ -184,11 +184,11 @@ func sizingTables(u unitCosts, a assumptions, volumes []float64) string {
 			fmt.Sprintf("%s / %s (= %s ÷ %d s × %.3g)", report.Int(int64(math.Round(s.Avg))), report.Int(int64(math.Round(s.PeakRate))), clicksText(v), secondsPerMonth, a.Peak),
 			fmt.Sprintf("%.2f (= %s/s × %s + %s misses/s × %s, ÷ %.2g)", s.Edge, report.Int(int64(math.Round(s.PeakRate))), report.Dur(u.EdgePerClick),
 				report.Int(int64(math.Round(s.Misses))), report.Dur(u.EdgePerMiss), a.Util),
-			fmt.Sprintf("%d of %d cores (%d per region × %d)", s.EdgeMachines, a.MachineCores, s.EdgesPerRegion, a.Regions),
+			fmt.Sprintf("%d of %d cores by CPU; %d a region × %d regions = %d", s.EdgeMachines, a.MachineCores, s.EdgesPerRegion, a.Regions, s.EdgesPerRegion*a.Regions),
 			coresText(s.Broker, s.PeakRate, u.BrokerPerClick, a.Util),
 			coresText(s.Consumer, s.PeakRate, u.ConsumerPerClick, a.Util),
 			fmt.Sprintf("%.2f (= %s/s × %s ÷ %.2g × %d)", s.ClickHouse, report.Int(int64(math.Round(s.PeakRate))), report.Dur(u.ClickHousePerClick), a.Util, a.Replicas),
-			fmt.Sprintf("%d of %d cores", s.ClickHouseMachines, a.MachineCores),
+			fmt.Sprintf("%d of %d cores (by CPU, at least the %d copies; disk: the GB kept)", s.ClickHouseMachines, a.MachineCores, a.Replicas),
 			fmt.Sprintf("%.2f (= (%s/s × %s + %s misses/s × %s + %.3g changes/s × %s) ÷ %.2g)", s.PG,
 				report.Int(int64(math.Round(s.PeakRate))), report.Dur(u.PGPerClick), report.Int(int64(math.Round(s.Misses))), report.Dur(u.PGPerMiss),
 				s.Changes, report.Dur(u.PGPerChange), a.Util),
