@@ -15,7 +15,7 @@ STATICCHECK_VERSION := v0.8.2
 # stripe-mock: the Stripe API the checkout tests talk to (deploy/e2e finds it in .tools)
 STRIPE_MOCK_VERSION := v0.203.0
 
-.PHONY: all build run run-split geoip test test-e2e-split test-short lint fmt vet staticcheck bench bench-platform bench-password bench-webhooks bench-analytics bench-import bench-fleet fuzz tidy clean
+.PHONY: all build run run-split geoip test test-e2e-split test-short lint fmt vet staticcheck bench bench-platform bench-password bench-webhooks bench-analytics bench-import bench-fleet bench-cost fuzz tidy clean
 
 all: build
 
@@ -102,6 +102,7 @@ bench: build
 	$(MAKE) --no-print-directory bench-analytics
 	$(MAKE) --no-print-directory bench-import
 	$(MAKE) --no-print-directory bench-fleet
+	$(MAKE) --no-print-directory bench-cost
 
 ## bench-platform: only the real binaries under wrk (benchmarks/cmd/platformbench)
 bench-platform: build
@@ -142,6 +143,17 @@ bench-analytics: build
 EDGEFLEET_FLAGS ?=
 bench-fleet: build
 	nice $(GO) run ./benchmarks/cmd/edgefleet -bin $(BIN) $(EDGEFLEET_FLAGS)
+
+## bench-cost: the cost of a click and of a link on the split shape's real
+## binaries and engines: edge CPU per redirect (HEAD, GET with its click
+## produced), 1M clicks through bin/analytics into ClickHouse (consumer's and
+## clickhouse-server's CPU per click, bytes per click on disk, raw and
+## rollups), PostgreSQL per link change and per cache miss; then the machines
+## and storage for 100M, 1B and 10B clicks a month derived from them
+## (benchmarks/cmd/costbench; about 6 minutes; docs/scale.md)
+COSTBENCH_FLAGS ?=
+bench-cost: build
+	nice $(GO) run ./benchmarks/cmd/costbench -bin $(BIN) $(COSTBENCH_FLAGS)
 
 ## bench-import: 100,000 links imported (POST /imports, source csv) on
 ## SQLite, and on PostgreSQL with IMPORTBENCH_FLAGS='-clickhouse URL': links/s

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"shortlink.dev/benchmarks/internal/api"
+	"shortlink.dev/benchmarks/internal/engines"
 	"shortlink.dev/benchmarks/internal/proc"
 	"shortlink.dev/benchmarks/internal/wrk"
 )
@@ -251,44 +251,19 @@ func (f *fleet) start(spec proc.Spec, ready time.Duration, banner ...*regexp.Reg
 	return p, found, nil
 }
 
-// servicesUp runs `deploy/local/services up DIR` and reads the settings it
-// prints; `services down DIR` is registered for cleanup.
+// servicesUp runs `deploy/local/services up DIR` (benchmarks/internal/engines)
+// on -postgres and registers `services down DIR` for cleanup.
 func (f *fleet) servicesUp(dir string) (map[string]string, error) {
-	script := filepath.Join(f.o.root, "deploy", "local", "services")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, script, "up", dir)
-	cmd.Dir = f.o.root
-	cmd.Stderr = os.Stderr
-	if f.o.postgres != "" {
-		cmd.Env = append(os.Environ(), "SHORTLINK_LOCAL_POSTGRES_URL="+f.o.postgres)
+	e, err := engines.Up(f.o.root, dir, f.o.postgres, os.Stderr)
+	if err != nil {
+		return nil, err
 	}
-	out, err := cmd.Output()
 	f.defer_(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		down := exec.CommandContext(ctx, script, "down", dir)
-		down.Dir, down.Stdout, down.Stderr = f.o.root, os.Stderr, os.Stderr
-		if err := down.Run(); err != nil {
+		if err := e.Down(); err != nil {
 			fmt.Fprintln(os.Stderr, "edgefleet: services down:", err)
 		}
 	})
-	if err != nil {
-		return nil, fmt.Errorf("%s up (PostgreSQL, the broker and ClickHouse are needed): %w", script, err)
-	}
-	env := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), "="); ok && strings.HasPrefix(k, "SHORTLINK_") {
-			env[k] = v
-		}
-	}
-	for _, need := range []string{"SHORTLINK_DATABASE_URL", "SHORTLINK_KAFKA_BROKERS", "SHORTLINK_CLICKHOUSE_URL"} {
-		if env[need] == "" {
-			return nil, fmt.Errorf("%s up printed no %s", script, need)
-		}
-	}
-	return env, nil
+	return e.Env, nil
 }
 
 // earlyAnswers counts the control plane's warnings so far that it answered

@@ -1,18 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"shortlink.dev/benchmarks/internal/api"
+	"shortlink.dev/benchmarks/internal/engines"
 	"shortlink.dev/benchmarks/internal/proc"
 	"shortlink.dev/benchmarks/internal/report"
 	"shortlink.dev/benchmarks/internal/wrk"
@@ -23,6 +21,7 @@ type split struct {
 	b       *bench
 	dir     string
 	engines string            // the engines' folder (deploy/local/services up DIR)
+	eng     *engines.Engines  // what services up started
 	env     map[string]string // the settings that point at the engines
 	key     string
 	c       *api.Client
@@ -53,9 +52,10 @@ func (b *bench) splitPhases(phase func(string, func() error)) error {
 	}
 	s := &split{b: b, dir: dir, engines: filepath.Join(dir, "engines"), key: api.NewKey()}
 	progress("starting the engines (deploy/local/services up)")
-	if s.env, err = b.servicesUp(s.engines); err != nil {
+	if s.eng, err = b.servicesUp(s.engines); err != nil {
 		return fmt.Errorf("the split phases need PostgreSQL and ClickHouse (deploy/local/services up): %w", err)
 	}
+	s.env = s.eng.Env
 	_, found, err := b.start(proc.Spec{Name: "controlplane", Bin: b.bin("controlplane"), Args: []string{"serve"},
 		Env: s.environ(filepath.Join(dir, "controlplane"), "SHORTLINK_API_ADDR=127.0.0.1:0", "SHORTLINK_BOOTSTRAP_API_KEY="+s.key)},
 		120*time.Second, apiLine)
@@ -89,54 +89,24 @@ func (s *split) startEdge(name string, extra ...string) (*server, error) {
 	return &server{name: "edge", p: ep, base: found[0], metrics: found[0] + "metrics"}, nil
 }
 
-// servicesUp runs `deploy/local/services up DIR` and reads the settings it
-// prints; `services down DIR` is registered for cleanup.
-func (b *bench) servicesUp(dir string) (map[string]string, error) {
-	script := filepath.Join(b.o.root, "deploy", "local", "services")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	// The script gets this environment whole: it reads SHORTLINK_LOCAL_POSTGRES_URL.
-	cmd := exec.CommandContext(ctx, script, "up", dir)
-	cmd.Dir = b.o.root
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+// servicesUp runs `deploy/local/services up DIR` (benchmarks/internal/engines)
+// and registers `services down DIR` for cleanup.
+func (b *bench) servicesUp(dir string) (*engines.Engines, error) {
+	e, err := engines.Up(b.o.root, dir, "", os.Stderr)
+	if err != nil {
+		return nil, err
+	}
 	b.defer_(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		down := exec.CommandContext(ctx, script, "down", dir)
-		down.Dir, down.Stdout, down.Stderr = b.o.root, os.Stderr, os.Stderr
-		if err := down.Run(); err != nil {
+		if err := e.Down(); err != nil {
 			fmt.Fprintln(os.Stderr, "platformbench: services down:", err)
 		}
 	})
-	if err != nil {
-		return nil, fmt.Errorf("%s up: %w", script, err)
-	}
-	env := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), "="); ok && strings.HasPrefix(k, "SHORTLINK_") {
-			env[k] = v
-		}
-	}
-	for _, need := range []string{"SHORTLINK_DATABASE_URL", "SHORTLINK_KAFKA_BROKERS", "SHORTLINK_CLICKHOUSE_URL"} {
-		if env[need] == "" {
-			return nil, fmt.Errorf("%s up printed no %s", script, need)
-		}
-	}
-	return env, nil
+	return e, nil
 }
 
 // enginePID is the pid of an engine started by services up (kafka or
 // clickhouse), or 0.
-func (s *split) enginePID(name string) int {
-	b, err := os.ReadFile(filepath.Join(s.engines, name+".pid"))
-	if err != nil {
-		return 0
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid
-}
+func (s *split) enginePID(name string) int { return s.eng.PID(name) }
 
 // startAnalytics starts the click consumer (not pinned).
 func (s *split) startAnalytics() error {

@@ -11,9 +11,11 @@
 package paced
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -30,6 +32,15 @@ type Config struct {
 	Host string
 	// UserAgent is the User-Agent header.
 	UserAgent string
+	// Method is the request's method (default GET). A HEAD is sent on a
+	// connection of the sender's own and its answer read up to the end of
+	// its header, which keeps the connection: an answer to a HEAD without
+	// Content-Length (fasthttp's, the edge's) makes fasthttp's client close
+	// the connection after each request, and wrk wait for a body.
+	Method string
+	// Header, when set, adds the i-th request's own headers (after Host and
+	// User-Agent, which it may replace).
+	Header func(i int64, h *fasthttp.RequestHeader)
 	// Path returns the path of the i-th request (from 0).
 	Path func(i int64) string
 	// Rate is the requests a second.
@@ -111,17 +122,32 @@ func Run(ctx context.Context, c Config) (Result, error) {
 			defer fasthttp.ReleaseResponse(resp)
 			own := make([]time.Duration, 0, total/int64(c.Conns)+1)
 			ownStatus := map[int]int64{}
+			var raw rawConn
+			defer raw.close()
 			for i := range due {
 				req.Reset()
 				req.SetRequestURI(c.Path(i))
 				req.SetHost(host)
 				req.Header.SetUserAgent(c.UserAgent)
-				if err := client.DoTimeout(req, resp, timeout); err != nil {
+				if c.Method != "" {
+					req.Header.SetMethod(c.Method)
+				}
+				if c.Header != nil {
+					c.Header(i, &req.Header)
+				}
+				var code int
+				var err error
+				if req.Header.IsHead() {
+					code, err = raw.head(c.Addr, req, &resp.Header, timeout)
+				} else if err = client.DoTimeout(req, resp, timeout); err == nil {
+					code = resp.StatusCode()
+				}
+				if err != nil {
 					errs.Add(1)
 					continue
 				}
 				own = append(own, time.Since(start.Add(time.Duration(i)*interval)))
-				ownStatus[resp.StatusCode()]++
+				ownStatus[code]++
 			}
 			mu.Lock()
 			latencies = append(latencies, own...)
@@ -149,6 +175,52 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		r.Max = latencies[len(latencies)-1]
 	}
 	return r, ctx.Err()
+}
+
+// rawConn is a kept connection for HEAD requests.
+type rawConn struct {
+	c  net.Conn
+	br *bufio.Reader
+	bw *bufio.Writer
+}
+
+// head sends req's header and reads the answer's header into h; a failure
+// on a kept connection is tried once more on a new one.
+func (r *rawConn) head(addr string, req *fasthttp.Request, h *fasthttp.ResponseHeader, timeout time.Duration) (int, error) {
+	var err error
+	for range 2 {
+		fresh := r.c == nil
+		if fresh {
+			if r.c, err = net.DialTimeout("tcp", addr, timeout); err != nil {
+				r.c = nil
+				return 0, err
+			}
+			r.br, r.bw = bufio.NewReader(r.c), bufio.NewWriter(r.c)
+		}
+		if err = r.c.SetDeadline(time.Now().Add(timeout)); err == nil {
+			if err = req.Write(r.bw); err == nil {
+				err = r.bw.Flush()
+			}
+			if err == nil {
+				h.Reset()
+				if err = h.Read(r.br); err == nil {
+					return h.StatusCode(), nil
+				}
+			}
+		}
+		r.close()
+		if fresh {
+			break
+		}
+	}
+	return 0, err
+}
+
+func (r *rawConn) close() {
+	if r.c != nil {
+		r.c.Close()
+		r.c = nil
+	}
 }
 
 // quantile is the q-quantile of sorted (nearest rank); 0 when empty.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -82,5 +83,42 @@ func TestPacedRefusesBadConfig(t *testing.T) {
 		if _, err := Run(context.Background(), c); err == nil {
 			t.Fatalf("Run(%+v) = nil error", c)
 		}
+	}
+}
+
+func TestScaleS11PacedHeadAndHeaders(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var heads, tagged atomic.Int64
+	var conns sync.Map
+	// The answer to a HEAD carries no Content-Length (fasthttp's, as the
+	// edge's): the client must not wait for a body.
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		if ctx.IsHead() {
+			heads.Add(1)
+		}
+		conns.Store(ctx.ConnID(), true)
+		if string(ctx.Request.Header.Peek("X-Forwarded-For")) == "192.0.2.1" {
+			tagged.Add(1)
+		}
+		ctx.Redirect("https://example.com/", fasthttp.StatusFound)
+	}}
+	go srv.Serve(ln) //nolint:errcheck // ends with the listener
+	t.Cleanup(func() { ln.Close() })
+	r, err := Run(context.Background(), Config{Addr: ln.Addr().String(), Rate: 200, Duration: 250 * time.Millisecond, Conns: 2,
+		Path: func(int64) string { return "/x" }, Method: "HEAD",
+		Header: func(_ int64, h *fasthttp.RequestHeader) { h.Set("X-Forwarded-For", "192.0.2.1") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Done != r.Sent || r.Errors != 0 || heads.Load() != r.Sent || tagged.Load() != r.Sent || r.Status[fasthttp.StatusFound] != r.Sent {
+		t.Errorf("sent %d, done %d, errors %d, HEADs %d, with the header %d, statuses %v", r.Sent, r.Done, r.Errors, heads.Load(), tagged.Load(), r.Status)
+	}
+	n := 0
+	conns.Range(func(any, any) bool { n++; return true })
+	if n > 2 {
+		t.Errorf("%d connections for %d HEADs on 2: a HEAD's connection is not kept", n, r.Sent)
 	}
 }

@@ -286,6 +286,14 @@ const (
 	// AbsentScript requests /PREFIX<random>x<random>, paths that name no
 	// link: argument PREFIX.
 	AbsentScript = "absent.lua"
+	// MixScript requests /PREFIX<n> with n uniform in 1..N, each request
+	// with a User-Agent drawn from desktop, mobile and tablet browsers (and
+	// a few bots), a Referer drawn from common hosts and a long tail (a
+	// quarter none), and an X-Forwarded-For of a random IPv4 address (the
+	// edge reads it when SHORTLINK_TRUSTED_PROXIES names the loopback): the
+	// clicks vary as real ones do. Arguments: N PREFIX [METHOD] (GET, or
+	// HEAD: redirects that make no click).
+	MixScript = "mix.lua"
 )
 
 var scripts = map[string]string{
@@ -310,6 +318,27 @@ function request()
   return wrk.format(nil, "/" .. prefix .. i)
 end
 `,
+	MixScript: `-- /PREFIX<n>, n uniform in 1..N, with varied User-Agent, Referer and
+-- X-Forwarded-For (arguments: N PREFIX [METHOD])
+` + mixAgents + `
+local n, prefix, method
+function init(args)
+  n, prefix, method = tonumber(args[1]), args[2], args[3] or "GET"
+  math.randomseed(os.time() + math.floor(os.clock() * 1000000))
+end
+function request()
+  local h = {}
+  for k, v in pairs(wrk.headers) do h[k] = v end
+  h["User-Agent"] = agents[math.random(#agents)]
+  local r = referrers[math.random(#referrers + 4)]
+  if r == nil then
+    r = "https://site" .. math.random(5000) .. ".example/page"
+  end
+  if r ~= "" then h["Referer"] = r end
+  h["X-Forwarded-For"] = math.random(1, 223) .. "." .. math.random(0, 255) .. "." .. math.random(0, 255) .. "." .. math.random(1, 254)
+  return wrk.format(method, "/" .. prefix .. math.random(n), h)
+end
+`,
 	AbsentScript: `-- /PREFIX<random>x<random>: slugs no link has (argument: PREFIX)
 local prefix
 function init(args)
@@ -321,6 +350,28 @@ function request()
 end
 `,
 }
+
+// mixAgents and mixReferrers are what MixScript draws from.
+const mixAgents = `local agents = {
+  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0",
+  "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0",
+  "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15",
+  "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+  "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
+  "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36",
+  "Mozilla/5.0 (Linux; Android 14; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/26.0 Chrome/122.0.0.0 Mobile Safari/537.36",
+  "Mozilla/5.0 (iPad; CPU OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
+  "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+}
+local referrers = {
+  "", "", "", "", "", "", "https://www.google.com/", "https://www.google.com/", "https://www.google.com/",
+  "https://t.co/", "https://t.co/", "https://www.facebook.com/", "https://www.facebook.com/",
+  "https://www.linkedin.com/", "https://www.reddit.com/", "https://news.ycombinator.com/",
+  "https://www.instagram.com/", "https://www.youtube.com/", "https://www.bing.com/",
+}`
 
 // WriteScripts writes the Lua scripts into dir and returns dir.
 func WriteScripts(dir string) (string, error) {

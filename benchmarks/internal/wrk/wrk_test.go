@@ -83,7 +83,7 @@ func TestScriptsAreWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{RandomScript, WalkScript, AbsentScript} {
+	for _, name := range []string{RandomScript, WalkScript, AbsentScript, MixScript} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
