@@ -152,6 +152,25 @@ func TestCHAtomS11ReplicaKilledInInsert(t *testing.T) {
 		}
 	}
 
+	// dropped sums the blocks the servers dropped as stored already
+	// (insert deduplication), since each started.
+	dropped := func() uint64 {
+		var sum uint64
+		for sh := range 2 {
+			for r := range 2 {
+				c := mustConnect(t, e.cluster.Server(sh, r).URL("shortlink"))
+				var n uint64
+				if err := c.QueryRow(ctx, `SELECT sum(value) FROM system.events
+					WHERE event = 'DuplicatedInsertedBlocks'`).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				sum += n
+				c.Close()
+			}
+		}
+		return sum
+	}
+
 	// The writers write until told to stop.
 	var stop chan struct{}
 	var writers sync.WaitGroup
@@ -230,8 +249,9 @@ func TestCHAtomS11ReplicaKilledInInsert(t *testing.T) {
 		syncReplicas()
 		check("server "+itoa(int64(shard+1))+".1 back", true)
 		mu.Lock()
-		t.Logf("kill %d (server %d.1): %d batches written so far, %d attempts failed and were written again (%d before the kill)",
-			kills, shard+1, written, failed, failedBefore)
+		t.Logf("kill %d (server %d.1): %d batches written so far, %d attempts failed and were written again (%d before the kill); "+
+			"%d blocks dropped as stored already (the servers' counts since they started)",
+			kills, shard+1, written, failed, failedBefore, dropped())
 		mu.Unlock()
 	}
 	// More batches to every link, so that the counters are computed from

@@ -29,27 +29,88 @@
 --
 -- A view's INSERT into its table does not run that table's views (18.16):
 -- the views of clicks see only the rows a process of the previous version
--- still running inserts into clicks itself (rolled = 1), their ids reach
--- click_ids through click_ids_old_feed, and clicks_in has a view of its own
--- for every table that those of clicks feed. The rows of this version's
--- writers carry rolled = 2 (the views of 0002 and 0004 count rolled = 1
--- only), so that no click is counted by both, should a release run them:
--- none by both, none by neither, while the two versions run side by side.
+-- still running inserts into clicks itself (rolled = 1; their ids reach
+-- click_ids through click_ids_old_feed), and clicks_in has a view of its
+-- own for every table that those of clicks feed. The rows of this
+-- version's writers carry rolled = 2, which the views of clicks do not
+-- count, so that no click would be counted by both on a release that runs
+-- a view's table's views.
 ALTER TABLE clicks ADD COLUMN attempt UInt64 DEFAULT 0;
 
 ALTER TABLE clicks ADD COLUMN batch UInt64 DEFAULT 0;
 
+-- A view writes every column of its table (18.16 fills in no default): each
+-- table that gains a column has the view of clicks that feeds it replaced
+-- by one that writes it, right after (an INSERT of the previous version's
+-- running in between fails, and its bus delivers it again).
 ALTER TABLE click_ids ADD COLUMN batch UInt64 DEFAULT 0;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS click_ids_old_feed TO click_ids AS
+SELECT day, event_id, toUInt64(0) AS batch FROM clicks WHERE rolled != 2;
+
+DROP TABLE IF EXISTS click_ids_feed;
 
 ALTER TABLE link_days ADD COLUMN events UInt64 DEFAULT 0;
 
+CREATE MATERIALIZED VIEW IF NOT EXISTS link_days_old_feed TO link_days AS
+SELECT link_id, day, countState() AS clicks, maxState(time_us) AS last_us,
+    uniqCombinedState(17)(visitor) AS visitors, uniqCombinedState(19)(visitor) AS visitors_exact,
+    sum(cityHash64(event_id)) AS events
+FROM clicks WHERE bot = 0 AND rolled = 1
+GROUP BY link_id, day;
+
+DROP TABLE IF EXISTS link_days_feed;
+
 ALTER TABLE link_day_keys ADD COLUMN events UInt64 DEFAULT 0;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS link_day_keys_old_feed TO link_day_keys AS
+SELECT link_id, day, dk.1 AS dim, dk.2 AS key, count() AS clicks, sum(cityHash64(event_id)) AS events
+FROM clicks
+ARRAY JOIN [('country', country), ('device', device), ('browser', browser),
+    ('referrer', if(referrer = '', 'direct', referrer))] AS dk
+WHERE bot = 0 AND rolled = 1
+GROUP BY link_id, day, dim, key;
+
+DROP TABLE IF EXISTS link_day_keys_feed;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS link_day_dims_old_feed TO link_day_keys AS
+SELECT link_id, day, dk.1 AS dim, dk.2 AS key, count() AS clicks, sum(cityHash64(event_id)) AS events
+FROM clicks
+ARRAY JOIN [('city', city), ('os', os)] AS dk
+WHERE bot = 0 AND rolled = 1 AND dims = 1
+GROUP BY link_id, day, dim, key;
+
+DROP TABLE IF EXISTS link_day_dims_feed;
 
 ALTER TABLE qr_scans ADD COLUMN events UInt64 DEFAULT 0;
 
+CREATE MATERIALIZED VIEW IF NOT EXISTS qr_scans_old_feed TO qr_scans AS
+SELECT link_id, qr_id, count() AS scans, sum(cityHash64(event_id)) AS events
+FROM clicks WHERE bot = 0 AND rolled = 1 AND qr_id != ''
+GROUP BY link_id, qr_id;
+
+DROP TABLE IF EXISTS qr_scans_feed;
+
 ALTER TABLE workspace_days ADD COLUMN events UInt64 DEFAULT 0;
 
+CREATE MATERIALIZED VIEW IF NOT EXISTS workspace_days_old_feed TO workspace_days AS
+SELECT workspace_id, day, count() AS clicks, sum(cityHash64(event_id)) AS events
+FROM clicks WHERE bot = 0 AND rolled = 1
+GROUP BY workspace_id, day;
+
+DROP TABLE IF EXISTS workspace_days_feed;
+
 ALTER TABLE workspace_day_keys ADD COLUMN events UInt64 DEFAULT 0;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS workspace_day_keys_old_feed TO workspace_day_keys AS
+SELECT workspace_id, day, dk.1 AS dim, dk.2 AS key, link_id, count() AS clicks, sum(cityHash64(event_id)) AS events
+FROM clicks
+ARRAY JOIN [('country', country), ('city', city), ('device', device), ('browser', browser), ('os', os),
+    ('referrer', if(referrer = '', 'direct', referrer))] AS dk
+WHERE bot = 0 AND rolled = 1 AND dims = 1
+GROUP BY workspace_id, day, dim, key, link_id;
+
+DROP TABLE IF EXISTS workspace_day_keys_feed;
 
 CREATE TABLE IF NOT EXISTS clicks_in (
     event_id     FixedString(16),
@@ -126,12 +187,4 @@ SELECT DISTINCT workspace_id, link_id FROM clicks_in WHERE bot = 0;
 
 -- Last of clicks_in's views (by name).
 CREATE MATERIALIZED VIEW IF NOT EXISTS zz_click_ids_feed TO click_ids AS
-SELECT day, event_id, batch FROM clicks_in;
-
--- The previous version's rows only; created before the view it replaces is
--- dropped, so that no INSERT runs between them without either (an id fed
--- by both is collapsed by ReplacingMergeTree).
-CREATE MATERIALIZED VIEW IF NOT EXISTS click_ids_old_feed TO click_ids AS
-SELECT day, event_id FROM clicks WHERE rolled != 2;
-
-DROP TABLE IF EXISTS click_ids_feed
+SELECT day, event_id, batch FROM clicks_in
