@@ -41,8 +41,10 @@ ALTER TABLE clicks ADD COLUMN batch UInt64 DEFAULT 0;
 
 -- A view writes every column of its table (18.16 fills in no default): each
 -- table that gains a column has the view of clicks that feeds it replaced
--- by one that writes it, right after (an INSERT of the previous version's
--- running in between fails, and its bus delivers it again).
+-- by one that writes it, right after. An INSERT of a process of the
+-- previous version running in between fails and is delivered again, as
+-- that version handles it: the rollups its views had not fed yet may be
+-- lost (docs/analytics.md).
 ALTER TABLE click_ids ADD COLUMN batch UInt64 DEFAULT 0;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS click_ids_old_feed TO click_ids AS
