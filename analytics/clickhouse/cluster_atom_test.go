@@ -18,7 +18,7 @@ import (
 // URL (through which every query and INSERT goes), twice each. Two writers
 // write batches of 400 clicks without a pause, each batch written again
 // until it succeeds, as the bus redelivers it. Each kill waits for an
-// INSERT into clicks to be running on the server, then a random 0–60 ms:
+// INSERT into clicks_in to be running on the server, then a random 0–60 ms:
 // the clicks stored or not, some views run and others not. While the
 // server is down no click counts twice; once it is back (and its shard's
 // replicas caught up), every count is exact: each link's clicks, visitors,
@@ -214,7 +214,7 @@ func TestCHAtomS11ReplicaKilledInInsert(t *testing.T) {
 		victim := e.cluster.Server(shard, 0)
 		watch := mustConnect(t, victim.URL("shortlink"))
 		startWriters()
-		// Wait for an INSERT into clicks (the client's, or the shard's
+		// Wait for an INSERT into clicks_in (the client's, or the shard's
 		// part of it) running on the server, then kill it a moment later.
 		for deadline := time.Now().Add(30 * time.Second); ; {
 			var n uint64
