@@ -26,6 +26,15 @@
 // from before the store to after the commit), so the second finds the
 // first's clicks stored. Without the fence, the gap stays for a writer
 // that feeds WriteClicks otherwise.
+//
+// A server killed in the middle of an INSERT, which runs the views one
+// after another, leaves some rollups fed and others not. Since migration
+// 0007 the ids reach click_ids from the last view to run, so the batch is
+// written again whole; on a cluster each replicated table drops the blocks
+// of it that it has (insert deduplication, through the Null table
+// clicks_in), so that it counts once; a single server counts the rollups
+// it had fed twice (docs/analytics.md, "A replica killed inside an
+// INSERT").
 package clickhouse
 
 import (

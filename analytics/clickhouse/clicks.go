@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -22,11 +23,16 @@ var _ bus.ClickHandler = (*Store)(nil).WriteClicks
 const dayLayout = "2006-01-02"
 
 // insertClicks names every column: ClickHouse 18.16 refuses a batch INSERT
-// without its column list. rolled = 1 has the rollups' views count the rows
-// (migration 0002), dims = 1 its view of cities and operating systems
-// (migration 0004).
-const insertClicks = `INSERT INTO clicks (event_id, time_us, day, link_id, workspace_id, domain, slug,
-	target, country, city, device, browser, os, referrer, trigger, qr_id, bot, visitor, rolled, dims)`
+// without its column list. clicks_in keeps nothing: its views store the
+// clicks, the rollups and the ids (migration 0007). rolled = 2 and dims = 1 have the rollups' views
+// of migration 0007 count the rows (rolled = 1, the previous version's, those
+// of 0002 and 0004); attempt is the INSERT's own number and batch the
+// batch's (batchID), which its view passes on to click_ids (0007).
+const insertClicks = `INSERT INTO clicks_in (event_id, time_us, day, link_id, workspace_id, domain, slug,
+	target, country, city, device, browser, os, referrer, trigger, qr_id, bot, visitor, rolled, dims, attempt, batch)`
+
+// insertIDs writes ids into click_ids, with their batch's tag.
+const insertIDs = `INSERT INTO click_ids (day, event_id, batch)`
 
 // WriteClicks stores a batch of click events; it is a bus.ClickHandler. It
 // inserts, in one INSERT, the events that are not stored yet (the rollups'
@@ -44,6 +50,12 @@ const insertClicks = `INSERT INTO clicks (event_id, time_us, day, link_id, works
 // looked up in ClickHouse, which catches a redelivery after a restart. The
 // one gap, two processes inserting the same event at the same instant, is
 // closed by the caller (the consumers' fence; see the package comment).
+//
+// A batch whose INSERT failed, the server killed in the middle of it
+// included, is written again whole when the bus delivers it again: its ids
+// reach click_ids from the last of its views to run, and on a cluster each
+// rollup table drops the part of it that it has already (migration 0007,
+// docs/analytics.md).
 func (s *Store) WriteClicks(ctx context.Context, batch []click.Event) error {
 	if len(batch) == 0 {
 		return nil
@@ -59,9 +71,18 @@ func (s *Store) WriteClicks(ctx context.Context, batch []click.Event) error {
 
 // insertNew inserts the batch's events that are neither claimed by this
 // Store already (stored, or being stored by a concurrent call) nor stored
-// in ClickHouse. The look-up in ClickHouse and the building of the INSERT's
+// in ClickHouse, tagged with the batch (batchID: click_ids's view passes
+// the tag on). The look-up in ClickHouse and the building of the INSERT's
 // columns do not wait for each other: the columns are built while
 // ClickHouse looks, and built again in the rare case that it found some.
+//
+// The look-up finds the ids of batches whose every view ran. It finds some
+// of this very batch's when the last view, click_ids's, did not finish
+// (its rows go to a part per month) or, on a cluster, when it ran on some
+// shards and not on others: the found ids' tag is then the batch's id,
+// counting the ids not found. On a single server, every view ran and only
+// the ids not found are written, to click_ids; on a cluster, the batch is
+// inserted again whole, and each table drops the blocks it has.
 func (s *Store) insertNew(ctx context.Context, batch []click.Event) error {
 	ids := make([]click.EventID, len(batch))
 	for i := range batch {
@@ -80,7 +101,7 @@ func (s *Store) insertNew(ctx context.Context, batch []click.Event) error {
 		return nil
 	}
 	var (
-		stored  map[click.EventID]bool
+		stored  map[click.EventID]uint64
 		lookErr error
 		looked  = make(chan struct{})
 	)
@@ -92,13 +113,28 @@ func (s *Store) insertNew(ctx context.Context, batch []click.Event) error {
 	defer func() { cols.release() }()
 	<-looked
 	err := lookErr
-	if err == nil {
-		if len(stored) > 0 {
-			fresh = slices.DeleteFunc(fresh, func(e *click.Event) bool { return stored[e.ID] })
+	if err == nil && len(stored) > 0 {
+		rest := slices.DeleteFunc(slices.Clone(fresh), func(e *click.Event) bool { _, ok := stored[e.ID]; return ok })
+		if tag, ok := storedWhole(fresh, rest, stored); ok && s.cluster != "" {
+			// Each shard's views ran, or not, on their own: the batch
+			// is inserted again whole, and each replicated table drops
+			// the blocks it has.
+			fresh = slices.DeleteFunc(fresh, func(e *click.Event) bool { t, ok := stored[e.ID]; return ok && t != tag })
+			cols.release()
+			cols = newClickColumns(fresh)
+		} else if ok {
+			fresh = nil
+			cols.release()
+			cols = newClickColumns(rest)
+			err = s.insertIDs(ctx, cols, tag)
+		} else {
+			fresh = rest
 			cols.release()
 			cols = newClickColumns(fresh)
 		}
-		err = s.insert(ctx, cols)
+	}
+	if err == nil && len(fresh) > 0 {
+		err = s.insert(ctx, cols, batchID(fresh))
 	}
 	if err != nil {
 		// Not stored: the bus redelivers the batch, and this Store must
@@ -109,12 +145,65 @@ func (s *Store) insertNew(ctx context.Context, batch []click.Event) error {
 	return nil
 }
 
-// storedIDs returns which of the events ClickHouse holds already, from
-// click_ids (migration 0003), where a batch's ids are a few short stretches
-// of the primary key whatever its links. The batch's ids and days travel as
-// an external table (a data block beside the query, nothing for the server
-// to parse); the days prune the months.
-func (s *Store) storedIDs(ctx context.Context, events []*click.Event) (map[click.EventID]bool, error) {
+// batchID is a batch's tag in click_ids: the sum of its ids' hashes, the
+// same whatever their order, never 0 (the tag of the ids fed by a view).
+func batchID(events []*click.Event) uint64 {
+	var sum uint64
+	for _, e := range events {
+		sum += idHash(e.ID)
+	}
+	return nonZero(sum)
+}
+
+func nonZero(v uint64) uint64 {
+	if v == 0 {
+		return 1
+	}
+	return v
+}
+
+// idHash is an id's share of batchID (FNV-1a).
+func idHash(id click.EventID) uint64 {
+	h := uint64(14695981039346656037)
+	for _, b := range id {
+		h = (h ^ uint64(b)) * 1099511628211
+	}
+	return h
+}
+
+// storedWhole reports whether the events are one batch whose every view
+// ran (with the tag of its ids), of which click_ids holds only some
+// ids: those the look-up found, in stored, tagged with the batch's id (the
+// events not found, rest, counted in).
+func storedWhole(events, rest []*click.Event, stored map[click.EventID]uint64) (uint64, bool) {
+	if len(rest) == 0 {
+		return 0, false
+	}
+	var restSum uint64
+	for _, e := range rest {
+		restSum += idHash(e.ID)
+	}
+	sums := map[uint64]uint64{}
+	for _, e := range events {
+		if tag, ok := stored[e.ID]; ok && tag != 0 {
+			sums[tag] += idHash(e.ID)
+		}
+	}
+	for tag, sum := range sums {
+		if nonZero(restSum+sum) == tag {
+			return tag, true
+		}
+	}
+	return 0, false
+}
+
+// storedIDs returns which of the events ClickHouse holds already, with
+// their batches' tags, from click_ids (migrations 0003 and 0007), where a
+// batch's ids are a few short stretches of the primary key whatever its
+// links. The batch's ids and days travel as an external table (a data
+// block beside the query, nothing for the server to parse); the days prune
+// the months.
+func (s *Store) storedIDs(ctx context.Context, events []*click.Event) (map[click.EventID]uint64, error) {
 	batch, err := ext.NewTable("batch_events", ext.Column("event_id", "FixedString(16)"), ext.Column("day", "Date"))
 	if err != nil {
 		return nil, fmt.Errorf("cannot look up stored clicks: %w", err)
@@ -124,19 +213,20 @@ func (s *Store) storedIDs(ctx context.Context, events []*click.Event) (map[click
 			return nil, fmt.Errorf("cannot look up stored clicks: %w", err)
 		}
 	}
-	rows, err := s.conn.Query(ch.Context(ctx, ch.WithExternalTable(batch)), `SELECT event_id FROM click_ids
+	rows, err := s.conn.Query(ch.Context(ctx, ch.WithExternalTable(batch)), `SELECT event_id, batch FROM click_ids
 		WHERE day IN (SELECT day FROM batch_events) AND event_id IN (SELECT event_id FROM batch_events)`)
 	if err != nil {
 		return nil, fmt.Errorf("cannot look up stored clicks: %w", err)
 	}
 	defer rows.Close()
-	stored := map[click.EventID]bool{}
+	stored := map[click.EventID]uint64{}
 	for rows.Next() {
 		var id click.EventID
-		if err := rows.Scan(&id); err != nil {
+		var tag uint64
+		if err := rows.Scan(&id, &tag); err != nil {
 			return nil, fmt.Errorf("cannot look up stored clicks: %w", err)
 		}
-		stored[id] = true
+		stored[id] = tag
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("cannot look up stored clicks: %w", err)
@@ -150,11 +240,12 @@ func (s *Store) storedIDs(ctx context.Context, events []*click.Event) (map[click
 // one batch to the next (columnPool), which keeps a 20,000-event batch from
 // allocating (and the collector from scanning) megabytes of fresh headers.
 type clickColumns struct {
-	ids, visitors [][]byte
-	times         []int64
-	days          []time.Time
-	bots, rolled  []uint8
-	text          [13][]string // link_id to qr_id
+	ids, visitors      [][]byte
+	times              []int64
+	days               []time.Time
+	bots, rolled, dims []uint8
+	attempt, batch     []uint64
+	text               [13][]string // link_id to qr_id
 }
 
 var columnPool = sync.Pool{New: func() any { return new(clickColumns) }}
@@ -166,7 +257,9 @@ func newClickColumns(events []*click.Event) *clickColumns {
 	n := len(events)
 	c.ids, c.visitors = grow(c.ids, n), grow(c.visitors, n)
 	c.times, c.days = grow(c.times, n), grow(c.days, n)
-	c.bots, c.rolled = grow(c.bots, n), grow(c.rolled, n)
+	c.bots, c.rolled, c.dims = grow(c.bots, n), grow(c.rolled, n), grow(c.dims, n)
+	c.attempt, c.batch = grow(c.attempt, n), grow(c.batch, n)
+	attempt := rand.Uint64()
 	for i := range c.text {
 		c.text[i] = grow(c.text[i], n)
 	}
@@ -190,7 +283,7 @@ func newClickColumns(events []*click.Event) *clickColumns {
 		if e.Bot {
 			c.bots[i] = 1
 		}
-		c.rolled[i] = 1
+		c.rolled[i], c.dims[i], c.attempt[i] = 2, 1, attempt
 	}
 	return c
 }
@@ -214,17 +307,21 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// insert inserts the columns' rows in one INSERT, column by column.
-func (s *Store) insert(ctx context.Context, c *clickColumns) error {
+// insert inserts the columns' rows in one INSERT, column by column, as the
+// batch tag.
+func (s *Store) insert(ctx context.Context, c *clickColumns, tag uint64) error {
 	if len(c.ids) == 0 {
 		return nil
+	}
+	for i := range c.batch {
+		c.batch[i] = tag
 	}
 	columns := make([]any, 0, 20)
 	columns = append(columns, c.ids, c.times, c.days)
 	for _, col := range c.text {
 		columns = append(columns, col)
 	}
-	columns = append(columns, c.bots, c.visitors, c.rolled, c.rolled) // rolled and dims: all 1
+	columns = append(columns, c.bots, c.visitors, c.rolled, c.dims, c.attempt, c.batch)
 
 	batch, err := s.conn.PrepareBatch(ctx, insertClicks)
 	if err != nil {
@@ -238,6 +335,33 @@ func (s *Store) insert(ctx context.Context, c *clickColumns) error {
 	}
 	if err := batch.Send(); err != nil {
 		return fmt.Errorf("cannot insert clicks: %w", err)
+	}
+	return nil
+}
+
+// insertIDs writes the columns' ids into click_ids, tagged with their
+// batch: the rest of the ids of a batch whose click_ids view did not
+// finish.
+func (s *Store) insertIDs(ctx context.Context, c *clickColumns, tag uint64) error {
+	if len(c.ids) == 0 {
+		return nil
+	}
+	tags := make([]uint64, len(c.ids))
+	for i := range tags {
+		tags[i] = tag
+	}
+	batch, err := s.conn.PrepareBatch(ctx, insertIDs)
+	if err != nil {
+		return fmt.Errorf("cannot insert the clicks' ids: %w", err)
+	}
+	defer batch.Close()
+	for i, col := range []any{c.days, c.ids, tags} {
+		if err := batch.Column(i).Append(col); err != nil {
+			return fmt.Errorf("cannot insert the clicks' ids: column %d: %w", i, err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return fmt.Errorf("cannot insert the clicks' ids: %w", err)
 	}
 	return nil
 }

@@ -31,14 +31,13 @@ import (
 // insert_distributed_sync has an INSERT into a Distributed table return once
 // each shard's replica stored its rows (not once they are queued on the
 // server the client talks to), so that a read that follows sees them, and a
-// failed INSERT is an error the bus retries. insert_deduplicate 0 turns off
-// the replicated tables' dropping of a block inserted again, so that a
-// batch written again is handled as on a single server: the look-up of
-// stored ids (click_ids) decides. With it on, 18.16 drops a repeated block
-// of clicks together with its views: a batch whose INSERT died with its
-// replica after its clicks were stored and before the first view ran would
-// never reach the rollups. docs/analytics.md ("ClickHouse as a cluster")
-// lists what a replica dying inside an INSERT still does to the rollups.
+// failed INSERT is an error the bus retries. insert_deduplicate 1 (the
+// default, sent to be explicit) has each replicated table drop a block it
+// stored already: a batch whose INSERT died with its replica, inserted
+// again, adds to each rollup only what the first INSERT did not (migration
+// 0007: the views' rows carry their clicks' fingerprint, and each INSERT
+// into clicks a number of its own, so that its block is never dropped and
+// its views always run). docs/analytics.md ("ClickHouse as a cluster").
 //
 // Two more must be in the servers' default profile, as the client cannot
 // send a setting that is not a number to 18.16 (chserver.ClusterProfile
@@ -50,13 +49,14 @@ import (
 // shards.
 var clusterSettings = ch.Settings{
 	"insert_distributed_sync": 1,
-	"insert_deduplicate":      0,
+	"insert_deduplicate":      1,
 }
 
 var (
 	createTable = regexp.MustCompile(`(?s)^\s*CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+(\w+)\s*\((.*)\)\s*ENGINE\s*=\s*(\w+)\(([^)]*)\)(.*)$`)
 	createView  = regexp.MustCompile(`(?s)^\s*CREATE\s+MATERIALIZED\s+VIEW\s+IF\s+NOT\s+EXISTS\s+(\w+)\s+TO\s+(\w+)\s+AS\s+(.*)$`)
 	alterTable  = regexp.MustCompile(`(?s)^\s*ALTER\s+TABLE\s+(\w+)\s+(.*)$`)
+	dropView    = regexp.MustCompile(`^\s*DROP\s+TABLE\s+IF\s+EXISTS\s+(\w+_feed)\s*$`)
 	fromTable   = regexp.MustCompile(`\bFROM\s+(\w+)\b`)
 	columnName  = regexp.MustCompile(`(?m)^\s*(\w+)\s`)
 )
@@ -67,21 +67,30 @@ var (
 //   - CREATE TABLE t (…) ENGINE = E(args) …: t_local, ENGINE =
 //     ReplicatedE('/clickhouse/tables/{shard}/<database>/t', '{replica}',
 //     args) …, and t AS t_local ENGINE = Distributed(cluster, database,
-//     t_local, key), whose key shards the rows written through it: by link
+//     t_local, key), whose key shards the rows written through it (a Null
+//     table, which keeps nothing, stays Null in t_local): by link
 //     when the table has link_id (a link's rows, and its rollups, on one
 //     shard), else by workspace, else by id, else at random;
 //   - CREATE MATERIALIZED VIEW v TO t AS SELECT … FROM s: the view reads
 //     s_local and writes t_local, on each server;
-//   - ALTER TABLE t …: on t_local and on t.
+//   - ALTER TABLE t …: on t_local and on t;
+//   - DROP TABLE IF EXISTS v, of a view (a name ending in _feed): the same,
+//     as a view has no Distributed twin.
 func clusterStatements(stmt, database, cluster string) ([]string, error) {
 	if m := createTable.FindStringSubmatch(stmt); m != nil {
 		name, cols, engine, args, rest := m[1], m[2], m[3], strings.TrimSpace(m[4]), m[5]
-		if !strings.HasSuffix(engine, "MergeTree") {
+		var local string
+		switch {
+		case engine == "Null":
+			local = "Null()"
+		case strings.HasSuffix(engine, "MergeTree"):
+			replicated := "'/clickhouse/tables/{shard}/" + database + "/" + name + "', '{replica}'"
+			if args != "" {
+				replicated += ", " + args
+			}
+			local = "Replicated" + engine + "(" + replicated + ")"
+		default:
 			return nil, fmt.Errorf("no cluster form of the engine %s of %s", engine, name)
-		}
-		replicated := "'/clickhouse/tables/{shard}/" + database + "/" + name + "', '{replica}'"
-		if args != "" {
-			replicated += ", " + args
 		}
 		key := "rand()"
 		columns := map[string]bool{}
@@ -95,8 +104,7 @@ func clusterStatements(stmt, database, cluster string) ([]string, error) {
 			}
 		}
 		return []string{
-			"CREATE TABLE IF NOT EXISTS " + name + "_local (" + cols + ") ENGINE = Replicated" + engine +
-				"(" + replicated + ")" + rest,
+			"CREATE TABLE IF NOT EXISTS " + name + "_local (" + cols + ") ENGINE = " + local + rest,
 			"CREATE TABLE IF NOT EXISTS " + name + " AS " + name + "_local ENGINE = Distributed(" +
 				cluster + ", " + database + ", " + name + "_local, " + key + ")",
 		}, nil
@@ -107,6 +115,9 @@ func clusterStatements(stmt, database, cluster string) ([]string, error) {
 	}
 	if m := alterTable.FindStringSubmatch(stmt); m != nil {
 		return []string{"ALTER TABLE " + m[1] + "_local " + m[2], "ALTER TABLE " + m[1] + " " + m[2]}, nil
+	}
+	if m := dropView.FindStringSubmatch(stmt); m != nil {
+		return []string{"DROP TABLE IF EXISTS " + m[1]}, nil
 	}
 	return nil, fmt.Errorf("no cluster form of the statement:\n%s", stmt)
 }

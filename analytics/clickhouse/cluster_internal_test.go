@@ -40,6 +40,12 @@ func TestCHClusterStatements(t *testing.T) {
 		{"link_days_feed TO link_days_local AS", "FROM clicks_local"},
 		{"ALTER TABLE clicks_local ADD COLUMN rolled", "DEFAULT 0"},
 		{"ALTER TABLE clicks ADD COLUMN rolled", "DEFAULT 0"},
+		{"link_days_feed2 TO link_days_local AS", "FROM clicks_in_local WHERE bot = 0 AND rolled = 2"},
+		{"clicks_in_local", "ENGINE = Null()"},
+		{"IF NOT EXISTS clicks_in AS", "ENGINE = Distributed(c, db, clicks_in_local, cityHash64(link_id))"},
+		{"zz_click_ids_feed TO click_ids_local AS", "FROM clicks_in_local"},
+		{"ALTER TABLE link_day_keys_local ADD COLUMN events", "DEFAULT 0"},
+		{"DROP TABLE IF EXISTS click_ids_feed", ""},
 	}
 	for _, w := range want {
 		found := false
@@ -56,6 +62,9 @@ func TestCHClusterStatements(t *testing.T) {
 		if strings.Contains(s, "MATERIALIZED VIEW") && strings.Contains(s, "FROM clicks\n") {
 			t.Errorf("a view reads the Distributed table:\n%s", s)
 		}
+	}
+	if _, err := clusterStatements("DROP TABLE IF EXISTS clicks", "db", "c"); err == nil {
+		t.Errorf("a DROP of a table, not a view, was taken")
 	}
 	if _, err := clusterStatements("CREATE TABLE IF NOT EXISTS x (a UInt8) ENGINE = Log", "db", "c"); err == nil {
 		t.Errorf("an engine with no replicated form was taken")

@@ -99,9 +99,8 @@ func TestCHClusterSameRollupRows(t *testing.T) {
 // batch that fails is written again, as the bus redelivers it. No click is
 // lost, none is counted twice, the stats read during the outage count them
 // all, and they are unchanged once the replica is back and has caught up
-// (the reads of its shard go to it again). A kill that lands inside an
-// INSERT is not tested: it can lose the batch's rollups (docs/analytics.md,
-// "ClickHouse as a cluster").
+// (the reads of its shard go to it again). TestCHAtomS11ReplicaKilledInInsert
+// kills inside INSERTs.
 func TestCHClusterReplicaKilled(t *testing.T) { killReplica(t, 1) }
 
 // TestCHClusterFirstServerKilled: the same with the first replica of the
