@@ -47,10 +47,10 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	"shortlink.dev/benchmarks/internal/cleanup"
 	"shortlink.dev/benchmarks/internal/proc"
 )
 
@@ -160,11 +160,11 @@ func main() {
 	go func() {
 		s := <-sig
 		fmt.Fprintf(os.Stderr, "costbench: %s: stopping what was started\n", s)
-		b.cleanup()
+		b.cleanups.Run()
 		os.Exit(130)
 	}()
 	err = b.run("go run ./benchmarks/cmd/costbench " + strings.Join(os.Args[1:], " "))
-	b.cleanup()
+	b.cleanups.Run()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "costbench:", err)
 		fmt.Fprintln(os.Stderr, "costbench: logs kept in", b.dir)
@@ -181,8 +181,7 @@ type bench struct {
 	dir string
 	out io.Writer
 
-	mu      sync.Mutex
-	closers []func()
+	cleanups cleanup.Stack
 }
 
 func newBench(o options, out io.Writer) (*bench, error) {
@@ -202,28 +201,9 @@ func newBench(o options, out io.Writer) (*bench, error) {
 			return nil, err
 		}
 		b.out = io.MultiWriter(out, f)
-		b.defer_(func() { f.Close() })
+		b.cleanups.Defer(func() { f.Close() })
 	}
 	return b, nil
-}
-
-// defer_ registers fn to run at cleanup, last registered first.
-func (b *bench) defer_(fn func()) {
-	var once sync.Once
-	b.mu.Lock()
-	b.closers = append(b.closers, func() { once.Do(fn) })
-	b.mu.Unlock()
-}
-
-// cleanup runs every registered function, last registered first.
-func (b *bench) cleanup() {
-	b.mu.Lock()
-	cs := b.closers
-	b.closers = nil
-	b.mu.Unlock()
-	for i := len(cs) - 1; i >= 0; i-- {
-		cs[i]()
-	}
 }
 
 func (b *bench) printf(format string, args ...any) { fmt.Fprintf(b.out, format, args...) }

@@ -36,19 +36,6 @@ const (
 	idleSlack = 10 * time.Millisecond
 )
 
-// Edge metrics (edge/redirect/metrics.go).
-const (
-	mRedirects    = `shortlink_edge_requests_total{outcome="redirect"}`
-	mNotFound     = `shortlink_edge_requests_total{outcome="not_found"}`
-	mErrors       = `shortlink_edge_requests_total{outcome="error"}`
-	mCacheHits    = `shortlink_edge_cache_hits_total`
-	mCacheMisses  = `shortlink_edge_cache_misses_total`
-	mDropped      = `shortlink_edge_clicks_dropped_total`
-	mFilterReady  = `shortlink_edge_filter_ready`
-	mStoreLookups = `shortlink_edge_store_lookups_total`
-	mStoreKeys    = `shortlink_edge_store_lookup_keys_total`
-)
-
 // Banner lines of the binaries (CONTRACT §1).
 var (
 	apiLine  = regexp.MustCompile(`(?m)^\s*API:\s+(http://\S+/api/v1)\s*$`)
@@ -150,7 +137,7 @@ func (b *bench) run(command string) error {
 	if err != nil {
 		return err
 	}
-	b.defer_(func() {
+	b.cleanups.Defer(func() {
 		if err := eng.Down(); err != nil {
 			fmt.Fprintln(os.Stderr, "costbench: services down:", err)
 		}
@@ -159,7 +146,7 @@ func (b *bench) run(command string) error {
 	if err != nil {
 		return err
 	}
-	b.defer_(pgm.close)
+	b.cleanups.Defer(pgm.close)
 	if !pgm.local {
 		progress("PostgreSQL is not on this machine: its backends' CPU is not read")
 	}
@@ -173,7 +160,7 @@ func (b *bench) run(command string) error {
 	if err != nil {
 		return err
 	}
-	b.defer_(func() { chc.Close() })
+	b.cleanups.Defer(func() { chc.Close() })
 
 	key := api.NewKey()
 	cp, found, err := b.start(proc.Spec{Name: "controlplane", Bin: filepath.Join(bins, "controlplane"), Args: []string{"serve"},
@@ -235,7 +222,7 @@ func (b *bench) start(spec proc.Spec, ready time.Duration, banner ...*regexp.Reg
 	if err != nil {
 		return nil, nil, err
 	}
-	b.defer_(func() { p.Stop(30 * time.Second) }) //nolint:errcheck // cleanup: best effort
+	b.cleanups.Defer(func() { p.Stop(30 * time.Second) }) //nolint:errcheck // cleanup: best effort
 	found, err := p.Await(ready, banner...)
 	if err != nil {
 		p.Kill()
@@ -394,8 +381,8 @@ func (s *session) edgeLoad(e *edgeProc, run *edgeRun, load func() error) error {
 		return err
 	}
 	d := func(name string) int64 { return m1.Int(name) - m0.Int(name) }
-	run.redirects, run.other = d(mRedirects), d(mNotFound)+d(mErrors)
-	run.hits, run.misses, run.lookups, run.keys, run.dropped = d(mCacheHits), d(mCacheMisses), d(mStoreLookups), d(mStoreKeys), d(mDropped)
+	run.redirects, run.other = d(api.EdgeRedirects), d(api.EdgeNotFound)+d(api.EdgeErrors)
+	run.hits, run.misses, run.lookups, run.keys, run.dropped = d(api.EdgeCacheHits), d(api.EdgeCacheMisses), d(api.EdgeStoreLookups), d(api.EdgeStoreKeys), d(api.EdgeDropped)
 	run.cpu, run.broker = e1-e0, k1-k0
 	if run.other > 0 {
 		return fmt.Errorf("the edge answered %d requests with 404 or an error", run.other)
@@ -485,7 +472,7 @@ func (s *session) clickRun(r *results) (err error) {
 	want := s.b.o.clicks
 	cfg := s.mixConfig(s.edge, s.b.o.clickTimeout)
 	err = s.edgeLoad(s.edge, &r.clicks, s.wrkLoad(s.edge, cfg, &r.clicks, func(m0, m api.Metrics) bool {
-		return m.Int(mRedirects)-m0.Int(mRedirects) >= want
+		return m.Int(api.EdgeRedirects)-m0.Int(api.EdgeRedirects) >= want
 	}))
 	if err != nil {
 		return err
@@ -618,7 +605,7 @@ func (s *session) missRun(r *results) error {
 	}
 	for deadline := time.Now().Add(time.Minute); ; {
 		m, err := e.scrape()
-		if err == nil && m.Int(mFilterReady) == 1 {
+		if err == nil && m.Int(api.EdgeFilterReady) == 1 {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"shortlink.dev/benchmarks/internal/api"
+	"shortlink.dev/benchmarks/internal/cleanup"
 	"shortlink.dev/benchmarks/internal/engines"
 	"shortlink.dev/benchmarks/internal/proc"
 	"shortlink.dev/benchmarks/internal/wrk"
@@ -35,15 +36,6 @@ const (
 	probeBound = 5 * time.Second
 	// httpRateLimits keeps the API's rate limiter out of the way.
 	httpRateLimits = "free=60,pro=300,business=1000,scale=3000,enterprise=100000000"
-)
-
-// Edge metrics (edge/redirect/metrics.go).
-const (
-	mRedirects = `shortlink_edge_requests_total{outcome="redirect"}`
-	mGone      = `shortlink_edge_requests_total{outcome="gone"}`
-	mNotFound  = `shortlink_edge_requests_total{outcome="not_found"}`
-	mErrors    = `shortlink_edge_requests_total{outcome="error"}`
-	mDropped   = `shortlink_edge_clicks_dropped_total`
 )
 
 // Banner lines of the binaries (CONTRACT §1).
@@ -67,8 +59,7 @@ type fleet struct {
 	links   []*flink
 	scripts string
 
-	mu      sync.Mutex
-	closers []func()
+	cleanups cleanup.Stack
 }
 
 // edge is one started bin/edge.
@@ -107,31 +98,12 @@ func newFleet(o options, out io.Writer) (*fleet, error) {
 			return nil, err
 		}
 		f.out = io.MultiWriter(out, file)
-		f.defer_(func() { file.Close() })
+		f.cleanups.Defer(func() { file.Close() })
 	}
 	tr := &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}
 	f.client = &http.Client{Transport: tr, Timeout: 10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return f, nil
-}
-
-// defer_ registers fn to run at cleanup, last registered first.
-func (f *fleet) defer_(fn func()) {
-	var once sync.Once
-	f.mu.Lock()
-	f.closers = append(f.closers, func() { once.Do(fn) })
-	f.mu.Unlock()
-}
-
-// cleanup runs every registered function, last registered first.
-func (f *fleet) cleanup() {
-	f.mu.Lock()
-	cs := f.closers
-	f.closers = nil
-	f.mu.Unlock()
-	for i := len(cs) - 1; i >= 0; i-- {
-		cs[i]()
-	}
 }
 
 // baseEnv is this process's environment without any SHORTLINK_ setting.
@@ -239,7 +211,7 @@ func (f *fleet) start(spec proc.Spec, ready time.Duration, banner ...*regexp.Reg
 	if err != nil {
 		return nil, nil, err
 	}
-	f.defer_(func() {
+	f.cleanups.Defer(func() {
 		p.Signal(sigCont)        //nolint:errcheck // a stopped process cannot take SIGTERM
 		p.Stop(30 * time.Second) //nolint:errcheck // cleanup: best effort
 	})
@@ -258,7 +230,7 @@ func (f *fleet) servicesUp(dir string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.defer_(func() {
+	f.cleanups.Defer(func() {
 		if err := e.Down(); err != nil {
 			fmt.Fprintln(os.Stderr, "edgefleet: services down:", err)
 		}

@@ -131,11 +131,11 @@ func main() {
 	go func() {
 		s := <-sig
 		fmt.Fprintf(os.Stderr, "edgefleet: %s: stopping what was started\n", s)
-		f.cleanup()
+		f.cleanups.Run()
 		os.Exit(130)
 	}()
 	res, err := f.run("go run ./benchmarks/cmd/edgefleet " + strings.Join(os.Args[1:], " "))
-	f.cleanup()
+	f.cleanups.Run()
 	if err == nil {
 		err = res.failures()
 	}

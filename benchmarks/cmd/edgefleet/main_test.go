@@ -94,7 +94,7 @@ func TestEdges16FleetSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := f.run("edgefleet (test)")
-	f.cleanup()
+	f.cleanups.Run()
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}

@@ -153,7 +153,7 @@ func (f *fleet) propagation(res *results) error {
 			return err
 		}
 		runs[i] = r
-		f.defer_(func() { r.Interrupt(); r.Wait(10 * time.Second) }) //nolint:errcheck // cleanup
+		f.cleanups.Defer(func() { r.Interrupt(); r.Wait(10 * time.Second) }) //nolint:errcheck // cleanup
 	}
 	time.Sleep(time.Second) // wrk connected everywhere
 
@@ -227,7 +227,7 @@ func (f *fleet) loads(m0 []api.Metrics, cpu0 []time.Duration, t0 time.Time) ([]e
 	var out []edgeLoad
 	for i, e := range f.edges {
 		out = append(out, edgeLoad{n: e.n, elapsed: elapsed, cpu: cpu1[i] - cpu0[i],
-			redirects: m1[i].Int(mRedirects) - m0[i].Int(mRedirects), dropped: m1[i].Int(mDropped) - m0[i].Int(mDropped)})
+			redirects: m1[i].Int(api.EdgeRedirects) - m0[i].Int(api.EdgeRedirects), dropped: m1[i].Int(api.EdgeDropped) - m0[i].Int(api.EdgeDropped)})
 	}
 	return out, nil
 }
@@ -464,7 +464,7 @@ func (f *fleet) limitRun(n int) (limitRun, error) {
 			return r, err
 		}
 		runs[i] = run
-		f.defer_(func() { run.Interrupt(); run.Wait(10 * time.Second) }) //nolint:errcheck // cleanup
+		f.cleanups.Defer(func() { run.Interrupt(); run.Wait(10 * time.Second) }) //nolint:errcheck // cleanup
 	}
 	deadline := start.Add(f.o.limitTimeout)
 	for time.Now().Before(deadline) {
@@ -476,8 +476,8 @@ func (f *fleet) limitRun(n int) (limitRun, error) {
 		var sum int64
 		allGone := true
 		for i := range ms {
-			sum += ms[i].Int(mRedirects) - m0[i].Int(mRedirects)
-			allGone = allGone && ms[i].Int(mGone) > m0[i].Int(mGone)
+			sum += ms[i].Int(api.EdgeRedirects) - m0[i].Int(api.EdgeRedirects)
+			allGone = allGone && ms[i].Int(api.EdgeGone) > m0[i].Int(api.EdgeGone)
 		}
 		if sum >= f.o.limit && allGone {
 			r.reached = true
@@ -502,10 +502,10 @@ func (f *fleet) limitRun(n int) (limitRun, error) {
 	}
 	for i := range m1 {
 		d := func(name string) int64 { return m1[i].Int(name) - m0[i].Int(name) }
-		r.redirects += d(mRedirects)
-		r.gone += d(mGone)
-		r.other += d(mNotFound) + d(mErrors)
-		r.perEdge302 = append(r.perEdge302, d(mRedirects))
+		r.redirects += d(api.EdgeRedirects)
+		r.gone += d(api.EdgeGone)
+		r.other += d(api.EdgeNotFound) + d(api.EdgeErrors)
+		r.perEdge302 = append(r.perEdge302, d(api.EdgeRedirects))
 	}
 	r.uncharged = f.uncharged() - unch0
 	return r, nil

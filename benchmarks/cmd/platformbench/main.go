@@ -51,11 +51,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"shortlink.dev/benchmarks/internal/api"
+	"shortlink.dev/benchmarks/internal/cleanup"
 	"shortlink.dev/benchmarks/internal/proc"
 	"shortlink.dev/benchmarks/internal/report"
 	"shortlink.dev/benchmarks/internal/wrk"
@@ -113,11 +113,11 @@ func main() {
 	go func() {
 		s := <-sig
 		fmt.Fprintf(os.Stderr, "platformbench: %s: stopping what was started\n", s)
-		b.cleanup()
+		b.cleanups.Run()
 		os.Exit(130)
 	}()
 	err = b.run()
-	b.cleanup()
+	b.cleanups.Run()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "platformbench:", err)
 		fmt.Fprintln(os.Stderr, "platformbench: logs kept in", b.dir)
@@ -245,8 +245,7 @@ type bench struct {
 	out     io.Writer
 	outFile *os.File
 
-	mu       sync.Mutex
-	closers  []func()
+	cleanups cleanup.Stack
 	verdicts *report.Table
 }
 
@@ -269,28 +268,9 @@ func newBench(o options) (*bench, error) {
 		}
 		b.outFile = f
 		b.out = io.MultiWriter(os.Stdout, f)
-		b.defer_(func() { f.Close() })
+		b.cleanups.Defer(func() { f.Close() })
 	}
 	return b, nil
-}
-
-// defer_ registers fn to run at cleanup, last registered first.
-func (b *bench) defer_(fn func()) {
-	var once sync.Once
-	b.mu.Lock()
-	b.closers = append(b.closers, func() { once.Do(fn) })
-	b.mu.Unlock()
-}
-
-// cleanup runs every registered function, last registered first.
-func (b *bench) cleanup() {
-	b.mu.Lock()
-	cs := b.closers
-	b.closers = nil
-	b.mu.Unlock()
-	for i := len(cs) - 1; i >= 0; i-- {
-		cs[i]()
-	}
 }
 
 func (b *bench) printf(format string, args ...any) { fmt.Fprintf(b.out, format, args...) }
@@ -411,7 +391,7 @@ func (b *bench) start(spec proc.Spec, ready time.Duration, banner ...*regexp.Reg
 	if err != nil {
 		return nil, nil, err
 	}
-	b.defer_(func() { p.Stop(30 * time.Second) }) //nolint:errcheck // cleanup: best effort
+	b.cleanups.Defer(func() { p.Stop(30 * time.Second) }) //nolint:errcheck // cleanup: best effort
 	found, err := p.Await(ready, banner...)
 	if err != nil {
 		p.Kill()

@@ -69,7 +69,7 @@ func TestCloneQuery(t *testing.T) {
 }
 
 func metrics(redirects, dropped int64) api.Metrics {
-	return api.Metrics{mRedirects: float64(redirects), mDropped: float64(dropped)}
+	return api.Metrics{api.EdgeRedirects: float64(redirects), api.EdgeDropped: float64(dropped)}
 }
 
 func TestSumAndRatios(t *testing.T) {

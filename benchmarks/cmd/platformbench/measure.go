@@ -13,21 +13,6 @@ import (
 	"shortlink.dev/benchmarks/internal/wrk"
 )
 
-// The edge's metrics the phases read (edge/redirect/metrics.go).
-const (
-	mRedirects   = `shortlink_edge_requests_total{outcome="redirect"}`
-	mNotFound    = `shortlink_edge_requests_total{outcome="not_found"}`
-	mErrors      = `shortlink_edge_requests_total{outcome="error"}`
-	mCacheHits   = `shortlink_edge_cache_hits_total`
-	mCacheMisses = `shortlink_edge_cache_misses_total`
-	mDropped     = `shortlink_edge_clicks_dropped_total`
-	// The misses' path (issue 24, point 5).
-	mFilterReady  = `shortlink_edge_filter_ready`
-	mFilterAbsent = `shortlink_edge_filter_absent_total`
-	mStoreLookups = `shortlink_edge_store_lookups_total`
-	mStoreKeys    = `shortlink_edge_store_lookup_keys_total`
-)
-
 // sample is one measured wrk run against one server.
 type sample struct {
 	server string
@@ -57,7 +42,7 @@ func (s sample) served() int64 {
 	if len(s.after) == 0 {
 		return -1
 	}
-	return s.delta(mRedirects)
+	return s.delta(api.EdgeRedirects)
 }
 
 // cpuPerRequest is the server's CPU time per request, the work left after
@@ -102,7 +87,7 @@ type counted struct {
 }
 
 func (s counted) wait(m api.Metrics) (int64, error) {
-	n, err := awaitCount(s.c, s.linkID, m.Int(mRedirects), s.limit, 10*time.Second)
+	n, err := awaitCount(s.c, s.linkID, m.Int(api.EdgeRedirects), s.limit, 10*time.Second)
 	s.p.AwaitIdle(5*time.Second, 10*time.Millisecond)
 	return n, err
 }
@@ -286,8 +271,8 @@ func sum(server string, ss []sample) total {
 			t.served = -1
 		} else if t.served >= 0 {
 			t.served += s.served()
-			t.dropped += s.delta(mDropped)
-			t.other += s.delta(mNotFound) + s.delta(mErrors)
+			t.dropped += s.delta(api.EdgeDropped)
+			t.other += s.delta(api.EdgeNotFound) + s.delta(api.EdgeErrors)
 		}
 		if s.stored < 0 {
 			t.stored = -1

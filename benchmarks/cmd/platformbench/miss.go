@@ -142,9 +142,9 @@ func (s *split) miss() error {
 			outcomes, cache, store := "—", "—", "—"
 			if srv == s.edge {
 				edgeRPS[r.script] = smp.wrk.RPS()
-				outcomes = fmt.Sprintf("%s / %s / %s", report.Int(smp.delta(mRedirects)), report.Int(smp.delta(mNotFound)), report.Int(smp.delta(mErrors)))
-				cache = fmt.Sprintf("%s / %s", report.Int(smp.delta(mCacheHits)), report.Int(smp.delta(mCacheMisses)))
-				store = fmt.Sprintf("%s / %s (%s)", report.Int(smp.delta(mFilterAbsent)), report.Int(smp.delta(mStoreLookups)), report.Int(smp.delta(mStoreKeys)))
+				outcomes = fmt.Sprintf("%s / %s / %s", report.Int(smp.delta(api.EdgeRedirects)), report.Int(smp.delta(api.EdgeNotFound)), report.Int(smp.delta(api.EdgeErrors)))
+				cache = fmt.Sprintf("%s / %s", report.Int(smp.delta(api.EdgeCacheHits)), report.Int(smp.delta(api.EdgeCacheMisses)))
+				store = fmt.Sprintf("%s / %s (%s)", report.Int(smp.delta(api.EdgeFilterAbsent)), report.Int(smp.delta(api.EdgeStoreLookups)), report.Int(smp.delta(api.EdgeStoreKeys)))
 				edgeP99[r.script] = smp.wrk.P99
 			} else {
 				bareRPS[r.script] = smp.wrk.RPS()
@@ -238,7 +238,7 @@ func (s *split) restartEdge(name string, extra ...string) (time.Duration, error)
 		if err != nil {
 			return 0, err
 		}
-		if m.Int(mFilterReady) == 1 {
+		if m.Int(api.EdgeFilterReady) == 1 {
 			return time.Since(start), nil
 		}
 		if time.Now().After(deadline) {
@@ -280,7 +280,7 @@ func (s *split) walk() (walkResult, error) {
 			run.Wait(30 * time.Second)
 			return w, err
 		}
-		answered := m.Int(mRedirects) + m.Int(mNotFound) + m.Int(mErrors) - m0.Int(mRedirects) - m0.Int(mNotFound) - m0.Int(mErrors)
+		answered := m.Int(api.EdgeRedirects) + m.Int(api.EdgeNotFound) + m.Int(api.EdgeErrors) - m0.Int(api.EdgeRedirects) - m0.Int(api.EdgeNotFound) - m0.Int(api.EdgeErrors)
 		done := false
 		select {
 		case <-run.Done():
@@ -298,7 +298,7 @@ func (s *split) walk() (walkResult, error) {
 		return w, err
 	}
 	w.rate = report.Ratio(float64(w.requested), w.took.Seconds())
-	w.hits, w.misses = m.Int(mCacheHits)-m0.Int(mCacheHits), m.Int(mCacheMisses)-m0.Int(mCacheMisses)
+	w.hits, w.misses = m.Int(api.EdgeCacheHits)-m0.Int(api.EdgeCacheHits), m.Int(api.EdgeCacheMisses)-m0.Int(api.EdgeCacheMisses)
 	time.Sleep(time.Second)
 	w.mem, err = s.edge.p.Mem()
 	return w, err
@@ -359,8 +359,8 @@ func (s *split) pacedMisses() (string, error) {
 		cache, store := "—", "—"
 		if srv == s.edge {
 			edgeP99 = r.P99
-			cache = fmt.Sprintf("%s / %s", report.Int(after.Int(mCacheHits)-before.Int(mCacheHits)), report.Int(after.Int(mCacheMisses)-before.Int(mCacheMisses)))
-			store = fmt.Sprintf("%s (%s)", report.Int(after.Int(mStoreLookups)-before.Int(mStoreLookups)), report.Int(after.Int(mStoreKeys)-before.Int(mStoreKeys)))
+			cache = fmt.Sprintf("%s / %s", report.Int(after.Int(api.EdgeCacheHits)-before.Int(api.EdgeCacheHits)), report.Int(after.Int(api.EdgeCacheMisses)-before.Int(api.EdgeCacheMisses)))
+			store = fmt.Sprintf("%s (%s)", report.Int(after.Int(api.EdgeStoreLookups)-before.Int(api.EdgeStoreLookups)), report.Int(after.Int(api.EdgeStoreKeys)-before.Int(api.EdgeStoreKeys)))
 		}
 		t.Add(srv.name, report.Int(int64(b.o.missRate)), report.Int(r.Done), report.Int(int64(r.Rate())), report.Dur(r.P50), report.Dur(r.P90),
 			"**"+report.Dur(r.P99)+"**", report.Dur(r.Max), report.Int(r.Sent-r.Done), cache, store)

@@ -96,7 +96,7 @@ func (b *bench) servicesUp(dir string) (*engines.Engines, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.defer_(func() {
+	b.cleanups.Defer(func() {
 		if err := e.Down(); err != nil {
 			fmt.Fprintln(os.Stderr, "platformbench: services down:", err)
 		}
@@ -302,7 +302,7 @@ func (s *split) pipelineUnderLoad() (pipelineRun, error) {
 	if err != nil {
 		return p, err
 	}
-	p.backlog = m.Int(mRedirects) - k.initial
+	p.backlog = m.Int(api.EdgeRedirects) - k.initial
 	progress("  pipeline under redirect load: backlog %d clicks", p.backlog)
 	start := time.Now()
 	if err := s.startAnalytics(); err != nil {
@@ -330,7 +330,7 @@ func (s *split) pipelineUnderLoad() (pipelineRun, error) {
 	if m, err = s.edge.scrape(); err != nil {
 		return p, err
 	}
-	p.want = m.Int(mRedirects)
+	p.want = m.Int(api.EdgeRedirects)
 	p.edgeRPS, p.edgeP99 = report.Int(int64(res.RPS())), report.Dur(res.P99)
 	p.done = k.run(p.want, s.b.o.pipelineTimeout, 30*time.Second, nil)
 	if p.done {
@@ -361,7 +361,7 @@ func (s *split) pipelineAlone() (pipelineRun, error) {
 	if err != nil {
 		return p, err
 	}
-	p.want = m.Int(mRedirects)
+	p.want = m.Int(api.EdgeRedirects)
 	p.backlog = p.want - k.initial
 	p.edgeRPS, p.edgeP99 = "—", "—"
 	progress("  pipeline alone: backlog %d clicks", p.backlog)

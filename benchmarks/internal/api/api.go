@@ -153,6 +153,21 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, want 
 	return json.Unmarshal(env.Data, data)
 }
 
+// The edge's metrics the benchmarks read (edge/redirect/metrics.go).
+const (
+	EdgeRedirects    = `shortlink_edge_requests_total{outcome="redirect"}`
+	EdgeGone         = `shortlink_edge_requests_total{outcome="gone"}`
+	EdgeNotFound     = `shortlink_edge_requests_total{outcome="not_found"}`
+	EdgeErrors       = `shortlink_edge_requests_total{outcome="error"}`
+	EdgeCacheHits    = `shortlink_edge_cache_hits_total`
+	EdgeCacheMisses  = `shortlink_edge_cache_misses_total`
+	EdgeDropped      = `shortlink_edge_clicks_dropped_total`
+	EdgeFilterReady  = `shortlink_edge_filter_ready`
+	EdgeFilterAbsent = `shortlink_edge_filter_absent_total`
+	EdgeStoreLookups = `shortlink_edge_store_lookups_total`
+	EdgeStoreKeys    = `shortlink_edge_store_lookup_keys_total`
+)
+
 // Metrics is a scraped /metrics page: each sample's value by its name and
 // labels as the page writes them (`name` or `name{label="v",…}`).
 type Metrics map[string]float64
