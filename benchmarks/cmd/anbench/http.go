@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	wire "shortlink.dev/api"
+	"shortlink.dev/benchmarks/internal/engines"
 	"shortlink.dev/benchmarks/internal/proc"
 	"shortlink.dev/benchmarks/internal/report"
 	"shortlink.dev/shared/config"
@@ -105,18 +106,6 @@ func copyBinaries(o options, dir string) (string, error) {
 	return dir, nil
 }
 
-// baseEnv is this process's environment without any SHORTLINK_ setting, so
-// that the shell's settings never leak into the measured binary.
-func baseEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SHORTLINK_") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
 // createKey creates an API key of the fixture workspace with analytics:read
 // and links:read in the control plane's store the settings select, as
 // `shortlink admin key create` does, and returns its value.
@@ -161,7 +150,7 @@ func (r storeRun) timeHTTP(o options, f *fixture, store map[string]string) (map[
 	if h.key, err = createKey(ctx, r.serve.settings); err != nil {
 		return nil, err
 	}
-	env := baseEnv()
+	env := engines.BaseEnv()
 	for k, v := range r.serve.settings {
 		env = append(env, k+"="+v)
 	}
@@ -187,7 +176,7 @@ func (r storeRun) timeHTTP(o options, f *fixture, store map[string]string) (map[
 	}
 	h.api = found[0]
 	h.bare, err = proc.Start(proc.Spec{Name: "bare302", Bin: filepath.Join(o.binDir, "bare302"),
-		Args: []string{"-location", bareLocation}, Env: baseEnv()})
+		Args: []string{"-location", bareLocation}, Env: engines.BaseEnv()})
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,7 @@ type fleet struct {
 	out    io.Writer
 	client *http.Client
 
-	env     map[string]string
+	eng     *engines.Engines
 	c       *api.Client
 	cp      *proc.Process
 	edges   []*edge
@@ -106,27 +106,6 @@ func newFleet(o options, out io.Writer) (*fleet, error) {
 	return f, nil
 }
 
-// baseEnv is this process's environment without any SHORTLINK_ setting.
-func baseEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SHORTLINK_") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
-// environ is a split process's environment: the engines' settings, its own
-// data folder and the extra settings.
-func (f *fleet) environ(dataDir string, extra ...string) []string {
-	env := baseEnv()
-	for k, v := range f.env {
-		env = append(env, k+"="+v)
-	}
-	return append(append(env, "SHORTLINK_DATA_DIR="+dataDir), extra...)
-}
-
 // setUp copies the binaries, starts the engines, the control plane and the
 // edges, and creates the links.
 func (f *fleet) setUp() error {
@@ -154,12 +133,12 @@ func (f *fleet) setUp() error {
 		return err
 	}
 	f.progress("starting the engines (deploy/local/services up)")
-	if f.env, err = f.servicesUp(filepath.Join(f.dir, "engines")); err != nil {
+	if f.eng, err = f.servicesUp(filepath.Join(f.dir, "engines")); err != nil {
 		return err
 	}
 	key := api.NewKey()
 	cp, found, err := f.start(proc.Spec{Name: "controlplane", Bin: filepath.Join(f.bins, "controlplane"), Args: []string{"serve"},
-		Env: f.environ(filepath.Join(f.dir, "controlplane"), "SHORTLINK_API_ADDR=127.0.0.1:0",
+		Env: f.eng.Environ(filepath.Join(f.dir, "controlplane"), "SHORTLINK_API_ADDR=127.0.0.1:0",
 			"SHORTLINK_BOOTSTRAP_API_KEY="+key, "SHORTLINK_PLAN_RATE_LIMITS="+httpRateLimits)}, 2*time.Minute, apiLine)
 	if err != nil {
 		return err
@@ -170,7 +149,7 @@ func (f *fleet) setUp() error {
 		name := fmt.Sprintf("edge-%02d", i+1)
 		f.progress("starting %s", name)
 		p, found, err := f.start(proc.Spec{Name: name, Bin: filepath.Join(f.bins, "edge"),
-			Env: f.environ(filepath.Join(f.dir, name), "SHORTLINK_EDGE_ADDR=127.0.0.1:0",
+			Env: f.eng.Environ(filepath.Join(f.dir, name), "SHORTLINK_EDGE_ADDR=127.0.0.1:0",
 				fmt.Sprintf("SHORTLINK_EDGE_CACHE_LINKS=%d", f.o.cacheLinks))}, 2*time.Minute, edgeLine)
 		if err != nil {
 			return err
@@ -225,7 +204,7 @@ func (f *fleet) start(spec proc.Spec, ready time.Duration, banner ...*regexp.Reg
 
 // servicesUp runs `deploy/local/services up DIR` (benchmarks/internal/engines)
 // on -postgres and registers `services down DIR` for cleanup.
-func (f *fleet) servicesUp(dir string) (map[string]string, error) {
+func (f *fleet) servicesUp(dir string) (*engines.Engines, error) {
 	e, err := engines.Up(f.o.root, dir, f.o.postgres, os.Stderr)
 	if err != nil {
 		return nil, err
@@ -235,7 +214,7 @@ func (f *fleet) servicesUp(dir string) (map[string]string, error) {
 			fmt.Fprintln(os.Stderr, "edgefleet: services down:", err)
 		}
 	})
-	return e.Env, nil
+	return e, nil
 }
 
 // earlyAnswers counts the control plane's warnings so far that it answered

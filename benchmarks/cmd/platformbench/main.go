@@ -56,6 +56,7 @@ import (
 
 	"shortlink.dev/benchmarks/internal/api"
 	"shortlink.dev/benchmarks/internal/cleanup"
+	"shortlink.dev/benchmarks/internal/engines"
 	"shortlink.dev/benchmarks/internal/proc"
 	"shortlink.dev/benchmarks/internal/report"
 	"shortlink.dev/benchmarks/internal/wrk"
@@ -369,18 +370,6 @@ var (
 	metrLine = regexp.MustCompile(`(?m)^\s*Metrics:\s+(http://\S+/metrics)\s*$`)
 )
 
-// baseEnv is this process's environment without any SHORTLINK_ setting, so
-// that the shell's settings never leak into a measured server.
-func baseEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SHORTLINK_") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
 // start starts a process, registers its stop for cleanup, and waits for its
 // banner lines; it returns their first submatches.
 func (b *bench) start(spec proc.Spec, ready time.Duration, banner ...*regexp.Regexp) (*proc.Process, []string, error) {
@@ -403,7 +392,7 @@ func (b *bench) start(spec proc.Spec, ready time.Duration, banner ...*regexp.Reg
 // startBare starts bare302 pinned like the servers under test.
 func (b *bench) startBare(name string) (*server, error) {
 	p, found, err := b.start(proc.Spec{Name: name, Bin: b.bin("bare302"), Args: []string{"-location", destination},
-		Env: baseEnv(), CPUs: b.o.serverCPU}, 30*time.Second, bareLine)
+		Env: engines.BaseEnv(), CPUs: b.o.serverCPU}, 30*time.Second, bareLine)
 	if err != nil {
 		return nil, err
 	}

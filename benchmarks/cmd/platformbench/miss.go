@@ -101,7 +101,7 @@ func (s *split) miss() error {
 	progress("  cloning %d links in PostgreSQL", b.o.missLinks)
 	start := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
-	err = cloneLinks(cctx, s.env["SHORTLINK_DATABASE_URL"], tmpl.ID, missPrefix, b.o.missLinks)
+	err = cloneLinks(cctx, s.eng.Env["SHORTLINK_DATABASE_URL"], tmpl.ID, missPrefix, b.o.missLinks)
 	cancel()
 	if err != nil {
 		return err
@@ -308,7 +308,7 @@ func (s *split) walk() (walkResult, error) {
 func (s *split) statsClickHouse() error {
 	b := s.b
 	settings := map[string]string{"SHORTLINK_DATA_DIR": filepath.Join(s.dir, "loader")}
-	for k, v := range s.env {
+	for k, v := range s.eng.Env {
 		settings[k] = v
 	}
 	cs, err := openClickStore(context.Background(), settings)

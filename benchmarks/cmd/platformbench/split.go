@@ -20,9 +20,8 @@ import (
 type split struct {
 	b       *bench
 	dir     string
-	engines string            // the engines' folder (deploy/local/services up DIR)
-	eng     *engines.Engines  // what services up started
-	env     map[string]string // the settings that point at the engines
+	engines string           // the engines' folder (deploy/local/services up DIR)
+	eng     *engines.Engines // what services up started
 	key     string
 	c       *api.Client
 	edge    *server
@@ -31,16 +30,6 @@ type split struct {
 
 	analytics *proc.Process
 	starts    int // analytics starts so far, to name their logs
-}
-
-// environ is the environment of a split process with its own data folder
-// and the extra settings.
-func (s *split) environ(dataDir string, extra ...string) []string {
-	env := baseEnv()
-	for k, v := range s.env {
-		env = append(env, k+"="+v)
-	}
-	return append(append(env, "SHORTLINK_DATA_DIR="+dataDir), extra...)
 }
 
 // splitPhases starts the engines, the control plane and the edge, and runs
@@ -55,9 +44,8 @@ func (b *bench) splitPhases(phase func(string, func() error)) error {
 	if s.eng, err = b.servicesUp(s.engines); err != nil {
 		return fmt.Errorf("the split phases need PostgreSQL and ClickHouse (deploy/local/services up): %w", err)
 	}
-	s.env = s.eng.Env
 	_, found, err := b.start(proc.Spec{Name: "controlplane", Bin: b.bin("controlplane"), Args: []string{"serve"},
-		Env: s.environ(filepath.Join(dir, "controlplane"), "SHORTLINK_API_ADDR=127.0.0.1:0", "SHORTLINK_BOOTSTRAP_API_KEY="+s.key)},
+		Env: s.eng.Environ(filepath.Join(dir, "controlplane"), "SHORTLINK_API_ADDR=127.0.0.1:0", "SHORTLINK_BOOTSTRAP_API_KEY="+s.key)},
 		120*time.Second, apiLine)
 	if err != nil {
 		return err
@@ -81,7 +69,7 @@ func (b *bench) splitPhases(phase func(string, func() error)) error {
 // startEdge starts bin/edge (pinned to -server-cpu) as name, with the extra
 // settings.
 func (s *split) startEdge(name string, extra ...string) (*server, error) {
-	env := s.environ(filepath.Join(s.dir, "edge"), append([]string{"SHORTLINK_EDGE_ADDR=127.0.0.1:0"}, extra...)...)
+	env := s.eng.Environ(filepath.Join(s.dir, "edge"), append([]string{"SHORTLINK_EDGE_ADDR=127.0.0.1:0"}, extra...)...)
 	ep, found, err := s.b.start(proc.Spec{Name: name, Bin: s.b.bin("edge"), Env: env, CPUs: s.b.o.serverCPU}, 120*time.Second, edgeLine)
 	if err != nil {
 		return nil, err
@@ -112,7 +100,7 @@ func (s *split) enginePID(name string) int { return s.eng.PID(name) }
 func (s *split) startAnalytics() error {
 	s.starts++
 	p, _, err := s.b.start(proc.Spec{Name: fmt.Sprintf("analytics-%d", s.starts), Bin: s.b.bin("analytics"),
-		Env: s.environ(filepath.Join(s.dir, "analytics"), "SHORTLINK_ANALYTICS_ADDR=127.0.0.1:0")}, 120*time.Second, metrLine)
+		Env: s.eng.Environ(filepath.Join(s.dir, "analytics"), "SHORTLINK_ANALYTICS_ADDR=127.0.0.1:0")}, 120*time.Second, metrLine)
 	s.analytics = p
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"shortlink.dev/benchmarks/internal/api"
+	"shortlink.dev/benchmarks/internal/engines"
 	"shortlink.dev/benchmarks/internal/proc"
 	"shortlink.dev/benchmarks/internal/report"
 	"shortlink.dev/benchmarks/internal/wrk"
@@ -18,7 +19,7 @@ import (
 // -server-cpu when pinned) with key as its bootstrap API key, and returns
 // its edge and a client of its API.
 func (b *bench) startStandalone(name, dataDir, key string, pinned bool) (*server, *api.Client, error) {
-	env := append(baseEnv(),
+	env := append(engines.BaseEnv(),
 		"SHORTLINK_DATA_DIR="+dataDir,
 		"SHORTLINK_API_ADDR=127.0.0.1:0",
 		"SHORTLINK_EDGE_ADDR=127.0.0.1:0",
