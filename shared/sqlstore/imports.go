@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -120,13 +122,20 @@ func (s *Store) CancelImportJob(ctx context.Context, workspaceID, id string, at 
 
 // ClaimImportJob implements importjob.Store: the UPDATE's condition is
 // evaluated again on the row a concurrent claimer committed (PostgreSQL),
-// or runs alone (SQLite), so one claimer wins.
+// or runs alone (SQLite), so one claimer wins. Jobs are taken fairly per
+// workspace: first those of the workspace whose jobs were worked on least
+// recently (the latest updated_at of its jobs that ever ran; none for a
+// workspace whose jobs all wait), then the oldest, so that a workspace's
+// job that yielded its turn (ReleaseImportJob) lets another workspace's go
+// first.
 func (s *Store) ClaimImportJob(ctx context.Context, owner string, now, leaseUntil time.Time) (*importjob.Job, []byte, error) {
 	for tries := 0; tries < 5; tries++ {
 		var id string
-		err := s.db.QueryRowContext(ctx, `SELECT id FROM import_jobs
-			WHERE status = 'queued' OR (status = 'running' AND lease_until < $1)
-			ORDER BY created_at, id LIMIT 1`, micros(now)).Scan(&id)
+		err := s.db.QueryRowContext(ctx, `SELECT j.id FROM import_jobs j
+			WHERE j.status = 'queued' OR (j.status = 'running' AND j.lease_until < $1)
+			ORDER BY (SELECT COALESCE(MAX(o.updated_at), 0) FROM import_jobs o
+				WHERE o.workspace_id = j.workspace_id AND o.status <> 'queued'), j.created_at, j.id
+			LIMIT 1`, micros(now)).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, nil, nil
 		}
@@ -161,6 +170,18 @@ func (s *Store) ClaimImportJob(ctx context.Context, owner string, now, leaseUnti
 		return j, file, nil
 	}
 	return nil, nil, nil
+}
+
+// ImportJobWaiting implements importjob.Store.
+func (s *Store) ImportJobWaiting(ctx context.Context, workspaceID string, now time.Time) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM import_jobs
+		WHERE workspace_id <> $1 AND (status = 'queued' OR (status = 'running' AND lease_until < $2)) LIMIT 1) w`,
+		workspaceID, micros(now)).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("import job waiting: %w", err)
+	}
+	return n > 0, nil
 }
 
 // holdJob moves the lease of the job owner holds on to until, within tx, or
@@ -210,6 +231,9 @@ func (s *Store) CommitImportBatch(ctx context.Context, b *importjob.Batch) error
 				return fault.New(fault.LimitReached, "your plan allows %d active links", b.MaxActive)
 			}
 		}
+		if err := s.checkImportDomains(ctx, tx, ws, b.Links); err != nil {
+			return err
+		}
 		if err := s.insertLinks(ctx, tx, b.Links, micros(b.At)); err != nil {
 			return err
 		}
@@ -219,13 +243,86 @@ func (s *Store) CommitImportBatch(ctx context.Context, b *importjob.Batch) error
 		}
 		return s.insertRows(ctx, tx, `INSERT INTO import_report (job_id, seq, line, outcome, domain, slug, reason) VALUES `, report)
 	})
-	if errors.Is(err, importjob.ErrLeaseLost) {
+	if errors.Is(err, importjob.ErrLeaseLost) || errors.Is(err, importjob.ErrDomainTaken) {
 		return err
 	}
 	if err == nil && len(b.Links) > 0 {
 		s.notifyChanged()
 	}
 	return linkWriteError("import batch", err)
+}
+
+// checkImportDomains returns importjob.ErrDomainTaken, within tx, when a
+// custom domain of the links ls (of workspace ws) is verified by another
+// workspace: links on it would hold slugs its owner will want. The names'
+// locks (lockDomainNames, which MarkVerified takes too) order the batch
+// and a verification of one of its names: either the verification comes
+// first and the batch sees it, or the batch's links are written first and
+// the verification moves them aside.
+func (s *Store) checkImportDomains(ctx context.Context, tx *sql.Tx, ws string, ls []*link.Link) error {
+	seen := map[string]bool{}
+	var names []string
+	for _, l := range ls {
+		if !seen[l.Domain] {
+			seen[l.Domain] = true
+			names = append(names, l.Domain)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	if err := s.lockDomainNames(ctx, tx, names); err != nil {
+		return err
+	}
+	marks, args := inList(names)
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM domains WHERE name IN (`+marks+`)
+		AND verified = TRUE AND workspace_id <> $`+strconv.Itoa(len(args)+1), append(args, ws)...).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return importjob.ErrDomainTaken
+	}
+	return nil
+}
+
+// domainNameLock is the first key of the PostgreSQL advisory locks
+// (pg_advisory_xact_lock(int, int)) of domain names, taken by import
+// batches and by verifications; the second is a hash of the name.
+const domainNameLock = 8415
+
+// lockDomainNames takes, within tx, the PostgreSQL advisory lock of each
+// of names (domainNameLock), in key order so that two transactions never
+// wait for each other's; keys that collide only make two names take turns.
+// SQLite's transactions take the database's write lock: nothing to do.
+func (s *Store) lockDomainNames(ctx context.Context, tx *sql.Tx, names []string) error {
+	if s.dialect != postgres || len(names) == 0 {
+		return nil
+	}
+	keys := make([]int32, 0, len(names))
+	seen := map[int32]bool{}
+	for _, name := range names {
+		h := fnv.New32a()
+		h.Write([]byte(name))
+		k := int32(h.Sum32())
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	values := make([]string, len(keys))
+	args := make([]any, len(keys))
+	for i, k := range keys {
+		values[i] = "($" + strconv.Itoa(i+1) + "::int)"
+		args[i] = k
+	}
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(domainNameLock)+`, k)
+		FROM (VALUES `+strings.Join(values, ", ")+`) AS v(k)`, args...)
+	if err != nil {
+		return fmt.Errorf("lock the domain names: %w", err)
+	}
+	return nil
 }
 
 // insertLinks writes the new links ls within tx, as insertLink writes
