@@ -94,6 +94,10 @@ type Batch struct {
 	Read, Created, Skipped, Failed int64
 	// Position is the job's new position.
 	Position int64
+	// DefaultDomain is the service's default domain: the other domains of
+	// Links are custom domains, checked against other workspaces'
+	// verifications (ErrDomainTaken).
+	DefaultDomain string
 	// MaxActive is the workspace's plan link limit (-1 none): a batch
 	// whose active links would pass it fails with LIMIT_REACHED.
 	MaxActive int

@@ -36,6 +36,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,8 +68,9 @@ func main() {
 	}
 	pg := flag.String("postgres", pgURL, "PostgreSQL server where a fresh database is made for the PostgreSQL row (\"\": skip it)")
 	ch := flag.String("clickhouse", os.Getenv("SHORTLINK_TEST_CLICKHOUSE_URL"), "ClickHouse server (clickhouse://host:port/) for the PostgreSQL row (\"\": start a clickhouse-server)")
+	only := flag.String("only", "", "run one row only: SQLite or PostgreSQL (\"\": both)")
 	flag.Parse()
-	if err := run(*bin, *links, *clients, *pg, *ch); err != nil {
+	if err := run(*bin, *links, *clients, *pg, *ch, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "importbench:", err)
 		os.Exit(1)
 	}
@@ -84,10 +86,13 @@ type result struct {
 	errored        int
 }
 
-func run(bin string, n, clients int, pg, ch string) error {
+func run(bin string, n, clients int, pg, ch, only string) error {
 	m := report.ReadMachine()
 	var results []result
 	for _, engine := range []string{"SQLite", "PostgreSQL"} {
+		if only != "" && !strings.EqualFold(only, engine) {
+			continue
+		}
 		if engine == "PostgreSQL" && pg == "" {
 			fmt.Fprintln(os.Stderr, "importbench: PostgreSQL skipped: -postgres is empty")
 			continue
@@ -239,6 +244,13 @@ func scenario(bin string, n, clients int, pg bool, pgURL, chURL string) (result,
 	r.took = time.Since(start)
 	close(stop)
 	wg.Wait()
+	// The server logs where the job's time went (reading, checking and
+	// writing, pausing): shown beside the table.
+	for _, line := range strings.Split(p.Stdout()+p.Stderr(), "\n") {
+		if strings.Contains(line, "this run's time") {
+			fmt.Fprintln(os.Stderr, "importbench: server:", line)
+		}
+	}
 	r.job, r.skipped = job, skipped
 	return r, err
 }
