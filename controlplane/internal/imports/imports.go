@@ -468,10 +468,10 @@ type jobRun struct {
 	// for verifiedFor (since verifiedAt).
 	links      *links.Service
 	verifiedAt time.Time
-	job     *importjob.Job
-	ws      *workspace.Workspace
-	author  *audit.Actor
-	domains map[string]domainAnswer
+	job        *importjob.Job
+	ws         *workspace.Workspace
+	author     *audit.Actor
+	domains    map[string]domainAnswer
 }
 
 // candidate is a row made a link, before its slug is checked.
@@ -523,7 +523,7 @@ func (jr *jobRun) build(ctx context.Context, batch []entry, position int64) (*im
 		jr.links, jr.verifiedAt = &ls, time.Now()
 	}
 	b := &importjob.Batch{JobID: jr.job.ID, Owner: jr.Owner, Position: position, DefaultDomain: jr.Config.DefaultDomain,
-		MaxActive: jr.Config.LinkLimit(jr.ws.Plan),
+		MaxActive:  jr.Config.LinkLimit(jr.ws.Plan),
 		LeaseUntil: now.Add(jr.Lease), At: now}
 	report := func(e entry, outcome, domain, slug, reason string) {
 		line := int64(e.row.Line)
