@@ -156,8 +156,9 @@ bench-cost: build
 	nice $(GO) run ./benchmarks/cmd/costbench -bin $(BIN) $(COSTBENCH_FLAGS)
 
 ## bench-import: 100,000 links imported (POST /imports, source csv) on
-## SQLite, and on PostgreSQL with IMPORTBENCH_FLAGS='-clickhouse URL': links/s
-## (goal >= 5,000) and the redirects' p50/p99 before and during the import
+## SQLite and on PostgreSQL (the local server; a clickhouse-server of its own
+## unless IMPORTBENCH_FLAGS='-clickhouse URL'): links/s (goal >= 5,000) and the
+## redirects' p50/p99 before and during the import
 ## (benchmarks/cmd/importbench; docs/migration.md)
 IMPORTBENCH_FLAGS ?=
 bench-import: build

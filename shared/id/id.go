@@ -55,3 +55,29 @@ func Slug() string {
 func APIKey() string {
 	return "sl_" + Base62(40)
 }
+
+// batchCount is how many base62 characters end an id of Batch: a count.
+const batchCount = 4
+
+// Batch returns a function that makes ids of prefix for a batch of rows
+// written together (an import's batch of links): each is as long as New's,
+// its first 16 characters drawn at random once for 62^4 ids and its last 4
+// a count, so that the batch's rows sit side by side in an index on the id
+// (a few B-tree pages written for a batch, not one each: with random ids
+// every row of a large batch dirties a page of its own) while the ids stay
+// unique (95 random bits each run of 62^4) and opaque to their users.
+func Batch(prefix string) func() string {
+	var base string
+	n := 0
+	return func() string {
+		if n%(62*62*62*62) == 0 {
+			base = Base62(20 - batchCount)
+		}
+		var c [batchCount]byte
+		for i, v := batchCount-1, n%(62*62*62*62); i >= 0; i, v = i-1, v/62 {
+			c[i] = base62[v%62]
+		}
+		n++
+		return prefix + base + string(c[:])
+	}
+}

@@ -94,6 +94,10 @@ type Batch struct {
 	Read, Created, Skipped, Failed int64
 	// Position is the job's new position.
 	Position int64
+	// DefaultDomain is the service's default domain: the other domains of
+	// Links are custom domains, checked against other workspaces'
+	// verifications (ErrDomainTaken).
+	DefaultDomain string
 	// MaxActive is the workspace's plan link limit (-1 none): a batch
 	// whose active links would pass it fails with LIMIT_REACHED.
 	MaxActive int
@@ -123,6 +127,11 @@ type Key struct{ Domain, Slug string }
 // worker took it.
 var ErrLeaseLost = errors.New("the import job is not held by this worker any more")
 
+// ErrDomainTaken is returned by CommitImportBatch when a custom domain of
+// the batch's links is verified by another workspace: the batch is built
+// again, its rows on that domain refused.
+var ErrDomainTaken = errors.New("a domain of the batch is verified by another workspace")
+
 // Store keeps import jobs.
 type Store interface {
 	// CreateImportJob stores j (queued) and its file.
@@ -134,12 +143,17 @@ type Store interface {
 	// CancelImportJob cancels the workspace's job if it is live and
 	// returns it (as it is when it ended already), or NOT_FOUND.
 	CancelImportJob(ctx context.Context, workspaceID, id string, at time.Time) (*Job, error)
-	// ClaimImportJob gives owner the oldest job that is queued, or running
-	// under a lease that ended before now, with its file, leased until
-	// leaseUntil; nil when there is none.
+	// ClaimImportJob gives owner a job that is queued, or running under a
+	// lease that ended before now, with its file, leased until leaseUntil;
+	// nil when there is none. The job is of the workspace whose jobs were
+	// worked on least recently (fair per workspace), its oldest.
 	ClaimImportJob(ctx context.Context, owner string, now, leaseUntil time.Time) (*Job, []byte, error)
+	// ImportJobWaiting reports whether a job of another workspace than
+	// workspaceID waits to be claimed at now (ClaimImportJob would take it).
+	ImportJobWaiting(ctx context.Context, workspaceID string, now time.Time) (bool, error)
 	// CommitImportBatch writes b if b.Owner still holds the job, else
-	// ErrLeaseLost.
+	// ErrLeaseLost; ErrDomainTaken (nothing written) when a custom domain
+	// of its links is verified by another workspace.
 	CommitImportBatch(ctx context.Context, b *Batch) error
 	// FinishImportJob ends the job owner holds with status (Done or
 	// Failed, with why) and drops its file; ErrLeaseLost when owner does

@@ -50,6 +50,8 @@ type Store struct {
 	onEnqueue atomic.Pointer[func()]
 	// onChange is called after a transaction stored link changes (changes.go).
 	onChange changeHook
+	// stmts holds the SQLite statements insertRows prepares once (imports.go).
+	stmts stmtCache
 }
 
 // Open opens the store named by databaseURL: a postgres:// URL selects
@@ -177,7 +179,10 @@ func (s *Store) lower(expr string) string {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.stmts.close()
+	return s.db.Close()
+}
 
 // Ping reports whether the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }

@@ -96,9 +96,27 @@ func (s *Store) ListDomains(ctx context.Context, f domain.Filter) ([]*domain.Dom
 	return out, total, nil
 }
 
-// MarkVerified implements domain.Store.
+// MarkVerified implements domain.Store. In the same transaction the links
+// other workspaces hold on the name (an import's links waiting for a
+// verification of their own, or a former owner's) are moved aside
+// (takeBackSlugs): the slugs are the verifying workspace's.
 func (s *Store) MarkVerified(ctx context.Context, id string, at time.Time) error {
+	if !bus.AddChanges(ctx) {
+		ctx = bus.WithChanges(ctx)
+	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var name, ws string
+		err := tx.QueryRowContext(ctx, `SELECT name, workspace_id FROM domains WHERE id = $1`, id).Scan(&name, &ws)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fault.NotFoundf("domain")
+		}
+		if err != nil {
+			return err
+		}
+		// Taken before the write, as import batches take it (checkImportDomains).
+		if err := s.lockDomainNames(ctx, tx, []string{name}); err != nil {
+			return err
+		}
 		// verified = FALSE makes a second verification (a concurrent one too:
 		// PostgreSQL re-checks the row once the first commits) change nothing
 		// and roll back, its webhook message with it.
@@ -107,8 +125,12 @@ func (s *Store) MarkVerified(ctx context.Context, id string, at time.Time) error
 		if err != nil {
 			return domainWriteError(err)
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
+		n, err := res.RowsAffected()
+		if err != nil {
 			return err
+		}
+		if n == 1 {
+			return s.takeBackSlugs(ctx, tx, name, ws, at)
 		}
 		var verified bool
 		err = tx.QueryRowContext(ctx, `SELECT verified FROM domains WHERE id = $1`, id).Scan(&verified)
@@ -124,6 +146,67 @@ func (s *Store) MarkVerified(ctx context.Context, id string, at time.Time) error
 		return err
 	}
 	return fmt.Errorf("verify domain: %w", err)
+}
+
+// takeBackSlugs moves aside, within tx, the links of other workspaces
+// than ws on the domain name that ws verifies now: none of them ever
+// redirected there (a link resolves only while its own workspace has its
+// domain verified, and one workspace at a time can), but each holds its
+// slug on the name, which the name's owner would be refused
+// (SLUG_EXISTS). Each is archived and its slug becomes "_" and its id: a
+// reserved slug (no API call nor import can take it) that no other link
+// has. Its workspace's audit log records the change (link.updated, by the
+// system: nothing of the verifying workspace is shown), and the edges
+// forget the slug.
+func (s *Store) takeBackSlugs(ctx context.Context, tx *sql.Tx, name, ws string, at time.Time) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, workspace_id, slug, is_archived FROM links
+		WHERE domain = $1 AND workspace_id <> $2 ORDER BY id`, name, ws)
+	if err != nil {
+		return err
+	}
+	type moved struct {
+		id, ws, slug string
+		archived     bool
+	}
+	var ms []moved
+	for rows.Next() {
+		var m moved
+		if err := rows.Scan(&m.id, &m.ws, &m.slug, &m.archived); err != nil {
+			rows.Close()
+			return err
+		}
+		ms = append(ms, m)
+	}
+	if err := closeRows(rows); err != nil {
+		return err
+	}
+	if len(ms) == 0 {
+		return nil
+	}
+	sys := audit.System
+	if _, err := tx.ExecContext(ctx, `UPDATE links SET slug = '_' || id, is_archived = TRUE, updated_at = $3,
+		editor_type = $4, editor_id = $5, editor_name = $6
+		WHERE domain = $1 AND workspace_id <> $2`, name, ws, micros(at), actorType(&sys), actorID(&sys), actorName(&sys)); err != nil {
+		return err
+	}
+	entries := make([]audit.Entry, 0, len(ms))
+	changes := make([]bus.LinkChange, 0, len(ms))
+	for _, m := range ms {
+		e, err := audit.Of(m.ws, "link.updated", "link", m.id, map[string]any{"slug": m.slug, "isArchived": m.archived},
+			map[string]any{"slug": "_" + m.id, "isArchived": true})
+		if err != nil {
+			return err
+		}
+		e.Actor = sys
+		entries = append(entries, e)
+		changes = append(changes, bus.LinkChange{LinkID: m.id, Domain: name, Slug: m.slug})
+	}
+	// Written as the system's, without the verifying request's address.
+	if err := s.writeAudit(audit.WithRequest(ctx, audit.Request{Actor: sys}), tx, entries); err != nil {
+		return err
+	}
+	bus.AddChanges(ctx, changes...)
+	return nil
 }
 
 // SetLastError implements domain.Store.

@@ -6,15 +6,17 @@
 // keeps redirecting a link through the edge from -clients clients. It
 // prints a markdown table: links/s from the 202 to the job's end, and the
 // redirects' p50 and p99 before the import and during it. Rows: SQLite,
-// then PostgreSQL (a fresh database on -postgres; the standalone binary
-// then wants ClickHouse too, -clickhouse), skipped unless both are set.
+// then PostgreSQL (a fresh database on -postgres, "" to skip it; the
+// standalone binary then wants ClickHouse too: -clickhouse's server, else
+// a clickhouse-server importbench starts for the row, as anbench does, and
+// the row is skipped when none is installed).
 //
 // The csv source's reader comes with issue 23's sources: a server that
 // cannot read it yet answers so, and the row says it was skipped.
 //
 // Usage (from the repository root, after `make build`):
 //
-//	go run ./benchmarks/cmd/importbench [-bin bin] [-links 100000] [-clients 4] [-postgres URL -clickhouse URL]
+//	go run ./benchmarks/cmd/importbench [-bin bin] [-links 100000] [-clients 4] [-postgres URL] [-clickhouse URL]
 package main
 
 import (
@@ -34,12 +36,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 
+	"shortlink.dev/analytics/clickhouse/chserver"
 	wire "shortlink.dev/api"
 	"shortlink.dev/benchmarks/internal/api"
 	"shortlink.dev/benchmarks/internal/proc"
@@ -63,12 +67,10 @@ func main() {
 		pgURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 	}
 	pg := flag.String("postgres", pgURL, "PostgreSQL server where a fresh database is made for the PostgreSQL row (\"\": skip it)")
-	ch := flag.String("clickhouse", os.Getenv("SHORTLINK_TEST_CLICKHOUSE_URL"), "ClickHouse server (clickhouse://host:port/) for the PostgreSQL row (\"\": skip it)")
+	ch := flag.String("clickhouse", os.Getenv("SHORTLINK_TEST_CLICKHOUSE_URL"), "ClickHouse server (clickhouse://host:port/) for the PostgreSQL row (\"\": start a clickhouse-server)")
+	only := flag.String("only", "", "run one row only: SQLite or PostgreSQL (\"\": both)")
 	flag.Parse()
-	if *ch == "" {
-		*pg = ""
-	}
-	if err := run(*bin, *links, *clients, *pg, *ch); err != nil {
+	if err := run(*bin, *links, *clients, *pg, *ch, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "importbench:", err)
 		os.Exit(1)
 	}
@@ -84,13 +86,26 @@ type result struct {
 	errored        int
 }
 
-func run(bin string, n, clients int, pg, ch string) error {
+func run(bin string, n, clients int, pg, ch, only string) error {
 	m := report.ReadMachine()
 	var results []result
 	for _, engine := range []string{"SQLite", "PostgreSQL"} {
-		if engine == "PostgreSQL" && pg == "" {
-			fmt.Fprintln(os.Stderr, "importbench: PostgreSQL skipped: -postgres and -clickhouse are not both set")
+		if only != "" && !strings.EqualFold(only, engine) {
 			continue
+		}
+		if engine == "PostgreSQL" && pg == "" {
+			fmt.Fprintln(os.Stderr, "importbench: PostgreSQL skipped: -postgres is empty")
+			continue
+		}
+		if engine == "PostgreSQL" && ch == "" {
+			stop, url, err := startClickHouse()
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "importbench: PostgreSQL skipped:", err)
+				results = append(results, result{engine: engine, skipped: err.Error()})
+				continue
+			}
+			defer stop()
+			ch = url
 		}
 		fmt.Fprintf(os.Stderr, "importbench: %s, %d links\n", engine, n)
 		r, err := scenario(bin, n, clients, engine == "PostgreSQL", pg, ch)
@@ -229,6 +244,13 @@ func scenario(bin string, n, clients int, pg bool, pgURL, chURL string) (result,
 	r.took = time.Since(start)
 	close(stop)
 	wg.Wait()
+	// The server logs where the job's time went (reading, checking and
+	// writing, pausing): shown beside the table.
+	for _, line := range strings.Split(p.Stdout()+p.Stderr(), "\n") {
+		if strings.Contains(line, "this run's time") {
+			fmt.Fprintln(os.Stderr, "importbench: server:", line)
+		}
+	}
 	r.job, r.skipped = job, skipped
 	return r, err
 }
@@ -380,6 +402,30 @@ func freshDatabase(adminURL, name string) (string, func(), error) {
 		db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 		db.Close()
 	}, nil
+}
+
+// startClickHouse starts a clickhouse-server of its own (chserver, in a
+// temporary folder) for the PostgreSQL row, and returns how to stop it and
+// its clickhouse:// URL.
+func startClickHouse() (func(), string, error) {
+	bin, err := chserver.Find()
+	if err != nil {
+		return nil, "", fmt.Errorf("no -clickhouse and %w", err)
+	}
+	dir, err := os.MkdirTemp("", "importbench-ch-")
+	if err != nil {
+		return nil, "", err
+	}
+	fmt.Fprintln(os.Stderr, "importbench: starting", bin)
+	srv, err := chserver.Start(context.Background(), chserver.Config{Dir: dir, Binary: bin})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, "", fmt.Errorf("cannot start clickhouse-server: %w", err)
+	}
+	return func() {
+		srv.Stop()
+		os.RemoveAll(dir)
+	}, srv.URL(""), nil
 }
 
 // dropClickHouse drops the ClickHouse database name of the server at dsn.

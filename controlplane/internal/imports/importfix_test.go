@@ -33,7 +33,7 @@ func TestImportFixEveryRowField(t *testing.T) {
 			return importstest.Row(row)
 		}
 		ctx := audit.WithRequest(context.Background(), audit.Request{Actor: audit.Actor{Type: audit.ActorKey, ID: "key_test", Name: "Migration"}})
-		j, err := r.svc.Create(ctx, r.ws, "key_test", importUpload(
+		j, err := r.svc.Create(ctx, r.ws, r.key, importUpload(
 			importstest.Row(full),
 			bad("geo", func(w *sources.Row) { w.GeoTargets = map[string]string{"UK": "https://example.co.uk/"} }),
 			bad("device", func(w *sources.Row) { w.DeviceTargets = map[string]string{"phone": "https://m.example.com/"} }),
@@ -91,7 +91,7 @@ func TestImportFixMappingNamesEveryField(t *testing.T) {
 		r := newRig(t, open(t), nil)
 		r.svc.NewReader = sources.NewReader
 		file := []byte("URL,Notes,Campaign,Where\nhttps://example.com/x,Hello,spring,\"{\"\"FR\"\":\"\"https://example.fr/\"\"}\"\n")
-		j, err := r.svc.Create(context.Background(), r.ws, "key_test", imports.Upload{Source: sources.CSV, FileName: "m.csv", File: file,
+		j, err := r.svc.Create(context.Background(), r.ws, r.key, imports.Upload{Source: sources.CSV, FileName: "m.csv", File: file,
 			Mapping: map[string]string{"destinationUrl": "URL", "description": "Notes", "utmCampaign": "Campaign", "geoTargets": "Where"}})
 		if err != nil {
 			t.Fatal(err)

@@ -39,8 +39,13 @@ type Store interface {
 	importjob.Store
 	GetWorkspace(ctx context.Context, id string) (*workspace.Workspace, error)
 	WorkspaceDomain(ctx context.Context, workspaceID, name string) (*domain.Domain, error)
+	IsVerifiedDomain(ctx context.Context, name string) (bool, error)
 	CountActiveLinks(ctx context.Context, workspaceID string) (int, error)
 	ListAudit(ctx context.Context, f audit.Filter) ([]*audit.Entry, int, error)
+	// GetAPIKey and GetMember tell whether a job's creator (a key, or a
+	// person signed in to the dashboard) may still write links.
+	GetAPIKey(ctx context.Context, workspaceID, id string) (*workspace.APIKey, error)
+	GetMember(ctx context.Context, workspaceID, userID string) (*workspace.Membership, error)
 }
 
 // OpenReader opens a source's reader over an export (sources.NewReader).
@@ -65,10 +70,20 @@ type Service struct {
 	Lease time.Duration
 	// Poll is how often an idle worker looks for a job.
 	Poll time.Duration
+	// Slice is how long a worker works on a job before it lets a job of
+	// another workspace waiting go first (the job goes on after it: jobs
+	// are claimed fairly per workspace); <= 0 lets it after every batch.
+	Slice time.Duration
+	// Hash hashes a link password (links.HashPassword): a row's password
+	// is hashed only once its link is sure to be created.
+	Hash func(password string) (string, error)
 	// Owner names this worker in the leases.
 	Owner string
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
+	// wake tells this process's worker that Create queued a job, so that
+	// it starts it at once rather than at its next Poll.
+	wake chan struct{}
 }
 
 // New returns the import service over st, creating links through ls and
@@ -79,8 +94,8 @@ func New(st Store, ls *links.Service, ds *domains.Service, cfg *config.Config, l
 	}
 	return &Service{
 		Store: st, Links: ls, Domains: ds, Config: cfg, Log: log, NewReader: sources.NewReader,
-		BatchSize: 500, Pause: cfg.ImportPause, Lease: cfg.ImportLease, Poll: time.Second,
-		Owner: "imports-" + id.Base62(12), Now: time.Now,
+		BatchSize: 1000, Pause: cfg.ImportPause, Lease: cfg.ImportLease, Poll: time.Second, Slice: 5 * time.Second,
+		Hash: links.HashPassword, Owner: "imports-" + id.Base62(12), Now: time.Now, wake: make(chan struct{}, 1),
 	}
 }
 
@@ -152,6 +167,10 @@ func (s *Service) Create(ctx context.Context, ws *workspace.Workspace, keyID str
 	if err := s.Store.CreateImportJob(audit.With(ctx, e), j, u.File); err != nil {
 		return nil, err
 	}
+	select {
+	case s.wake <- struct{}{}:
+	default: // the worker was told already, or is busy and looks again after its job
+	}
 	return j, nil
 }
 
@@ -213,8 +232,9 @@ func (s *Service) Report(ctx context.Context, ws *workspace.Workspace, jobID str
 	return s.Store.ImportReport(ctx, ws.ID, jobID, fn)
 }
 
-// Run works jobs until ctx ends: it takes the oldest job waiting (or one
-// whose worker's lease ran out) and runs it to its end.
+// Run works jobs until ctx ends: it takes a job waiting (or one whose
+// worker's lease ran out), fairly per workspace, and runs it to its end,
+// or for a Slice when a job of another workspace waits.
 func (s *Service) Run(ctx context.Context) {
 	for {
 		worked, err := s.RunOne(ctx)
@@ -227,12 +247,17 @@ func (s *Service) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-s.wake:
 		case <-time.After(s.Poll):
 		}
 	}
 }
 
-// RunOne claims one job and runs it; false when none was waiting.
+// errYield ends a run that lets a job of another workspace go first.
+var errYield = errors.New("yield to another workspace's import")
+
+// RunOne claims one job and runs it, to its end or for a Slice when a job
+// of another workspace waits; false when none was waiting.
 func (s *Service) RunOne(ctx context.Context) (bool, error) {
 	now := s.now()
 	j, file, err := s.Store.ClaimImportJob(ctx, s.Owner, now, now.Add(s.Lease))
@@ -242,6 +267,11 @@ func (s *Service) RunOne(ctx context.Context) (bool, error) {
 	err = s.run(ctx, j, file)
 	if errors.Is(err, importjob.ErrLeaseLost) {
 		return true, nil // canceled, or another worker has it
+	}
+	if errors.Is(err, errYield) {
+		// The job waits again, at its position; the claims take the other
+		// workspace's first.
+		return true, s.Store.ReleaseImportJob(ctx, j.ID, s.Owner)
 	}
 	if ctx.Err() != nil {
 		// Stopping (not killed): the next start, or another control plane,
@@ -281,7 +311,12 @@ func (s *Service) run(ctx context.Context, j *importjob.Job, file []byte) error 
 	}
 	jr := &jobRun{Service: s, job: j, ws: ws, author: author, domains: map[string]domainAnswer{}}
 	var seq int64
+	turn := time.Now()
+	// Where this run's time went, logged at the job's end.
+	var reading, writing, pausing time.Duration
+	began := time.Now()
 	for {
+		mark := time.Now()
 		batch := make([]entry, 0, s.BatchSize)
 		eof := false
 		for len(batch) < s.BatchSize {
@@ -305,25 +340,80 @@ func (s *Service) run(ctx context.Context, j *importjob.Job, file []byte) error 
 			}
 			seq++
 		}
+		reading += time.Since(mark)
+		mark = time.Now()
 		if len(batch) > 0 {
+			// The creator's rights are read again before each batch: a
+			// revoked key, a member removed or lowered stops the job.
+			why, err := s.creatorProblem(ctx, j)
+			if err != nil {
+				return err
+			}
+			if why != "" {
+				return s.finish(ctx, j, importjob.Canceled, why)
+			}
 			if err := jr.write(ctx, batch, seq); err != nil {
 				return err
 			}
 		}
+		writing += time.Since(mark)
 		if eof {
+			s.Log.Info("import job: this run's time", "job", j.ID, "rows", seq-j.Position, "took", time.Since(began).Round(time.Millisecond),
+				"reading", reading.Round(time.Millisecond), "checkingAndWriting", writing.Round(time.Millisecond), "pausing", pausing.Round(time.Millisecond))
 			return s.finish(ctx, j, importjob.Done, "")
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if time.Since(turn) >= s.Slice {
+			waiting, err := s.Store.ImportJobWaiting(ctx, j.WorkspaceID, s.now())
+			if err != nil {
+				return err
+			}
+			if waiting {
+				return errYield
+			}
+			turn = time.Now()
+		}
 		if s.Pause > 0 {
+			mark = time.Now()
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-time.After(s.Pause):
 			}
+			pausing += time.Since(mark)
 		}
 	}
+}
+
+// creatorProblem says why job j may not go on ("" when it may): who
+// started it (an API key, or a member signed in to the dashboard, whose
+// key's id is the person's) no longer holds links:write in the workspace.
+func (s *Service) creatorProblem(ctx context.Context, j *importjob.Job) (string, error) {
+	if strings.HasPrefix(j.CreatedBy, id.User) {
+		m, err := s.Store.GetMember(ctx, j.WorkspaceID, j.CreatedBy)
+		switch {
+		case fault.Is(err, fault.NotFound):
+			return "stopped: the member who started the import is no longer a member of the workspace", nil
+		case err != nil:
+			return "", err
+		case !slices.Contains(m.Role.Permissions(), workspace.LinksWrite):
+			return "stopped: the member who started the import no longer holds " + string(workspace.LinksWrite), nil
+		}
+		return "", nil
+	}
+	k, err := s.Store.GetAPIKey(ctx, j.WorkspaceID, j.CreatedBy)
+	switch {
+	case fault.Is(err, fault.NotFound):
+		return "stopped: the API key that started the import was revoked", nil
+	case err != nil:
+		return "", err
+	case !k.Has(workspace.LinksWrite):
+		// A personal key whose owner left, or whose role was lowered.
+		return "stopped: the API key that started the import no longer holds " + string(workspace.LinksWrite), nil
+	}
+	return "", nil
 }
 
 // author is who started job j, as the audit log's import.created entry
@@ -359,8 +449,8 @@ func (s *Service) finish(ctx context.Context, j *importjob.Job, status importjob
 	if err := s.Store.FinishImportJob(audit.With(ctx, e), j.ID, s.Owner, status, why, s.now()); err != nil {
 		return err
 	}
-	if status == importjob.Failed {
-		s.Log.Warn("import job failed", "job", j.ID, "workspace", j.WorkspaceID, "why", why)
+	if why != "" {
+		s.Log.Warn("import job "+string(status), "job", j.ID, "workspace", j.WorkspaceID, "why", why)
 	}
 	return nil
 }
@@ -374,12 +464,14 @@ type domainAnswer struct{ name, problem string }
 // jobRun is one worker's run of a job.
 type jobRun struct {
 	*Service
-	// links is Links, reading the verified domains once a batch.
-	links   *links.Service
-	job     *importjob.Job
-	ws      *workspace.Workspace
-	author  *audit.Actor
-	domains map[string]domainAnswer
+	// links is Links, reading whether a name is a verified domain once
+	// for verifiedFor (since verifiedAt).
+	links      *links.Service
+	verifiedAt time.Time
+	job        *importjob.Job
+	ws         *workspace.Workspace
+	author     *audit.Actor
+	domains    map[string]domainAnswer
 }
 
 // candidate is a row made a link, before its slug is checked.
@@ -387,6 +479,9 @@ type candidate struct {
 	e         entry
 	l         *link.Link
 	generated bool
+	// password is the row's password, hashed into l once the link is
+	// sure to be created (within the plan's room, its slug free).
+	password string
 }
 
 // maxWriteTries is how many times a batch is built and written again when
@@ -401,6 +496,10 @@ func (jr *jobRun) write(ctx context.Context, batch []entry, position int64) erro
 			return err
 		}
 		err = jr.Store.CommitImportBatch(ctx, b)
+		if errors.Is(err, importjob.ErrDomainTaken) && try < maxWriteTries {
+			clear(jr.domains) // another workspace verified one: look again
+			continue
+		}
 		if (fault.Is(err, fault.SlugExists) || fault.Is(err, fault.LimitReached)) && try < maxWriteTries {
 			continue // a concurrent write: look again
 		}
@@ -409,15 +508,22 @@ func (jr *jobRun) write(ctx context.Context, batch []entry, position int64) erro
 }
 
 // build makes the batch of entries: each row validated as the API
-// validates a link, its domain found or added, its slug checked.
+// validates a link, its domain found or added, its slug checked, the
+// plan's room counted; only then are the passwords of the links it
+// creates hashed (argon2id is the costly part of a row: a row the plan
+// has no room for costs none).
 func (jr *jobRun) build(ctx context.Context, batch []entry, position int64) (*importjob.Batch, error) {
 	now := jr.now()
-	// The batch's rows are checked against the verified domains once each
-	// (a destination may not loop back to a short domain), not once a row.
-	ls := *jr.Links
-	ls.Store = &verifiedCache{Store: jr.Links.Store, names: map[string]bool{}}
-	jr.links = &ls
-	b := &importjob.Batch{JobID: jr.job.ID, Owner: jr.Owner, Position: position, MaxActive: jr.Config.LinkLimit(jr.ws.Plan),
+	// The rows are checked against the verified domains (a destination may
+	// not loop back to a short domain) once a name for verifiedFor, not
+	// once a row: a file's destinations have many hosts, each a query.
+	if jr.links == nil || time.Since(jr.verifiedAt) >= verifiedFor {
+		ls := *jr.Links
+		ls.Store = &verifiedCache{Store: jr.Links.Store, names: map[string]bool{}}
+		jr.links, jr.verifiedAt = &ls, time.Now()
+	}
+	b := &importjob.Batch{JobID: jr.job.ID, Owner: jr.Owner, Position: position, DefaultDomain: jr.Config.DefaultDomain,
+		MaxActive:  jr.Config.LinkLimit(jr.ws.Plan),
 		LeaseUntil: now.Add(jr.Lease), At: now}
 	report := func(e entry, outcome, domain, slug, reason string) {
 		line := int64(e.row.Line)
@@ -447,7 +553,7 @@ func (jr *jobRun) build(ctx context.Context, batch []entry, position int64) (*im
 			report(e, importjob.OutcomeFailed, e.row.Domain, e.row.Slug, problem)
 			continue
 		}
-		cands = append(cands, candidate{e: e, l: l, generated: e.row.Slug == ""})
+		cands = append(cands, candidate{e: e, l: l, generated: e.row.Slug == "", password: e.row.Password})
 	}
 
 	keys := make([]importjob.Key, len(cands))
@@ -471,6 +577,7 @@ func (jr *jobRun) build(ctx context.Context, batch []entry, position int64) (*im
 			return nil, err
 		}
 	}
+	nextID := id.Batch(id.Link)
 	room := -1
 	if b.MaxActive >= 0 {
 		n, err := jr.Store.CountActiveLinks(ctx, jr.ws.ID)
@@ -534,6 +641,19 @@ func (jr *jobRun) build(ctx context.Context, batch []entry, position int64) (*im
 				room--
 			}
 		}
+		if c.password != "" {
+			hash := jr.Hash
+			if hash == nil {
+				hash = links.HashPassword
+			}
+			if l.PasswordHash, err = hash(c.password); err != nil {
+				return nil, fmt.Errorf("hash password: %w", err)
+			}
+		}
+		// The batch's links sit side by side in the index of their ids,
+		// and their tags in link_tags' (id.Batch): a few pages written a
+		// batch rather than one a link.
+		l.ID = nextID()
 		existing[key] = importjob.Existing{WorkspaceID: jr.ws.ID, DestinationURL: l.DestinationURL}
 		if c.generated {
 			sameDest[importjob.Key{Domain: l.Domain, Slug: l.DestinationURL}] = true
@@ -543,6 +663,10 @@ func (jr *jobRun) build(ctx context.Context, batch []entry, position int64) (*im
 	}
 	return b, nil
 }
+
+// verifiedFor is how long a job run trusts what it read of the verified
+// domains.
+const verifiedFor = 30 * time.Second
 
 // verifiedCache answers IsVerifiedDomain from what it read already.
 type verifiedCache struct {
@@ -641,9 +765,9 @@ func (jr *jobRun) prepare(ctx context.Context, row sources.Row) (*link.Link, str
 	if len(row.Tags) > 0 {
 		in.Tags = patch.Value(row.Tags)
 	}
-	if row.Password != "" {
-		in.Password = patch.Value(row.Password)
-	}
+	// The password is checked here and hashed by build, once the link is
+	// sure to be created.
+	pwProblem := links.PasswordProblem(row.Password)
 	if row.ClickLimit != nil {
 		in.ClickLimit = patch.Value(*row.ClickLimit)
 	}
@@ -670,9 +794,15 @@ func (jr *jobRun) prepare(ctx context.Context, row sources.Row) (*link.Link, str
 	l, err := jr.links.Prepare(ctx, jr.ws, jr.job.CreatedBy, in)
 	if err != nil {
 		if e, ok := fault.As(err); ok && e.Code.Status() < 500 {
+			if pwProblem != "" && e.Fields != nil {
+				e.Fields["password"] = pwProblem
+			}
 			return nil, rowProblem(e), nil
 		}
 		return nil, "", err
+	}
+	if pwProblem != "" {
+		return nil, "password " + pwProblem, nil
 	}
 	l.Domain = d.name
 	l.Author = jr.author
@@ -730,6 +860,17 @@ func (jr *jobRun) findDomain(ctx context.Context, name string) (domainAnswer, er
 		return domainAnswer{problem: why}, nil
 	}
 	d, err := jr.Store.WorkspaceDomain(ctx, jr.ws.ID, stored)
+	if err == nil && !d.Verified {
+		// Added before another workspace verified the name: that
+		// workspace's slugs are its own (docs/migration.md, "Domains").
+		taken, err := jr.Store.IsVerifiedDomain(ctx, stored)
+		if err != nil {
+			return domainAnswer{}, err
+		}
+		if taken {
+			return domainAnswer{problem: "name is already verified by another workspace"}, nil
+		}
+	}
 	if err == nil {
 		return domainAnswer{name: d.Name}, nil
 	}

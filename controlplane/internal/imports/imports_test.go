@@ -26,6 +26,7 @@ import (
 	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/id"
 	"shortlink.dev/shared/importjob"
 	"shortlink.dev/shared/link"
 	"shortlink.dev/shared/sqlstore"
@@ -98,6 +99,9 @@ type rig struct {
 	cfg   *config.Config
 	svc   *imports.Service
 	ws    *workspace.Workspace
+	// key is the id of the workspace's key (every permission) that starts
+	// the rig's jobs.
+	key string
 }
 
 func newRig(t *testing.T, st *sqlstore.Store, env map[string]string) *rig {
@@ -110,9 +114,14 @@ func newRig(t *testing.T, st *sqlstore.Store, env map[string]string) *rig {
 	if err := st.CreateWorkspace(context.Background(), ws); err != nil {
 		t.Fatal(err)
 	}
+	key := &workspace.APIKey{ID: id.New(id.Key), WorkspaceID: ws.ID, Name: "import", Hash: workspace.HashKey(id.APIKey()),
+		Permissions: workspace.AllPermissions, CreatedAt: time.Now()}
+	if err := st.CreateAPIKey(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
 	svc := imports.New(st, links.New(st, cfg), domains.New(st, cfg), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	svc.Pause = 0
-	r := &rig{st: st, cfg: cfg, svc: svc, ws: ws}
+	r := &rig{st: st, cfg: cfg, svc: svc, ws: ws, key: key.ID}
 	svc.NewReader = importstest.Opener(func(i int) {
 		if r.onRow != nil {
 			r.onRow(i)
@@ -124,7 +133,7 @@ func newRig(t *testing.T, st *sqlstore.Store, env map[string]string) *rig {
 // create queues a job of the rows (lines of importstest's format).
 func (r *rig) create(t *testing.T, onConflict string, lines ...string) *importjob.Job {
 	t.Helper()
-	j, err := r.svc.Create(context.Background(), r.ws, "key_test", imports.Upload{Source: importstest.Source,
+	j, err := r.svc.Create(context.Background(), r.ws, r.key, imports.Upload{Source: importstest.Source,
 		FileName: "export.jsonl", File: []byte(strings.Join(lines, "\n")), OnConflict: onConflict})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,8 @@ package links
 
 import (
 	"context"
+	"fmt"
+	"unicode/utf8"
 
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/id"
@@ -26,4 +28,20 @@ func (s *Service) Prepare(ctx context.Context, ws *workspace.Workspace, keyID st
 		l.Slug = id.Slug()
 	}
 	return l, nil
+}
+
+// PasswordProblem says what is wrong with an imported link's password, as
+// Create reports it on field password ("" for none, or a good one), so
+// that an import checks a row's password at once and hashes it
+// (HashPassword) only once its link is sure to be created.
+func PasswordProblem(password string) string {
+	switch {
+	case password == "":
+		return ""
+	case !link.PasswordLongEnough(password):
+		return fmt.Sprintf("must be at least %d characters", link.MinPasswordLen)
+	case utf8.RuneCountInString(password) > link.MaxPasswordLen:
+		return fmt.Sprintf("must be at most %d characters", link.MaxPasswordLen)
+	}
+	return ""
 }
