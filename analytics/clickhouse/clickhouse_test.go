@@ -124,7 +124,7 @@ func TestOpen(t *testing.T) {
 		if err != nil || st.TotalClicks != 1 {
 			t.Fatalf("stats after reopening: got %+v, %v; want 1 click", st, err)
 		}
-		wantMigrations(t, url, 5)
+		wantMigrations(t, url, 6)
 	})
 
 	// Services starting together on a new database.
@@ -334,7 +334,7 @@ func TestMigrateLegacyClicks(t *testing.T) {
 		}
 	}
 	first := backend{Store: mustOpen(t, url, e.links), links: e.links}
-	wantMigrations(t, url, 5)
+	wantMigrations(t, url, 6)
 	check(t, first, 5, 4, 1, nextDay.Time)
 	// A new click has the counters counted, the legacy clicks included.
 	// Legacy clicks delivered again are not stored again: 0003 copied their
@@ -768,7 +768,7 @@ func TestWsAnalyticsFillDims(t *testing.T) {
 		}
 	}
 	first := mustOpen(t, url, e.links)
-	wantMigrations(t, url, 5)
+	wantMigrations(t, url, 6)
 	check(t, first, `[Boston:3 Lyon:1]`, `[iOS:3 :1]`)
 	mustWrite(t, backend{Store: first, links: e.links}, click.Event{ID: click.NewEventID(), Time: at, LinkID: l,
 		WorkspaceID: ws, City: "Lyon", OS: "Android", Visitor: click.Visitor(click.NewEventID())})
