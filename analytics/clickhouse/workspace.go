@@ -19,7 +19,7 @@ import (
 //   - a sealed day, whose workspace answer Store.Seal computed once the day
 //     was over, from workspace_share_sums (a row per dimension and key) or
 //     workspace_shares (a row per link too, for groupBy link and the
-//     filters' link rows) and its copy ordered by link,
+//     filters' link rows) and its copy ordered by dimension and link,
 //     workspace_link_shares (every key of a dimension of links named: a
 //     tag's, a domain's), while the seal still counts every click of the
 //     day (workspace_day_seals, migration 0006);
@@ -255,7 +255,7 @@ func (s *Store) dayStates(ctx context.Context, ws, first, last string) (map[stri
 
 // readSealed adds the sealed days' rows to g: of every link from
 // workspace_share_sums, of the links named from workspace_shares, or for
-// every key of a dimension from its copy ordered by link.
+// every key of a dimension from its copy ordered by dimension and link.
 func (s *Store) readSealed(ctx context.Context, g adder, q stats.AnalyticsQuery, named []string, days []sealedDay) error {
 	pairs := make([]string, len(days))
 	args := []any{q.WorkspaceID, days[0].day, days[len(days)-1].day}
@@ -309,8 +309,8 @@ func (s *Store) readSealed(ctx context.Context, g adder, q stats.AnalyticsQuery,
 			slices.Concat(args, dimArgs, keyArgs), add)
 	}
 	// Every key of a dimension of the links named: their own rows, from
-	// the copy ordered by link (a key's rows, or the totals, are one
-	// stretch of workspace_shares).
+	// the copy ordered by dimension and link (a key's rows, or the totals,
+	// are one stretch of workspace_shares).
 	table := "workspace_shares"
 	if q.Filter == nil && stats.IsDim(q.GroupBy) {
 		keyIs, keyArgs, table = "", nil, "workspace_link_shares"
@@ -718,7 +718,7 @@ func (s *Store) sealDays(ctx context.Context, ws string, links, days []string, c
 }
 
 // shareWriter inserts a seal's rows into workspace_shares and its copy
-// ordered by link, workspace_link_shares, in batches of sealBatchRows.
+// ordered by dimension and link, workspace_link_shares, in batches of sealBatchRows.
 type shareWriter struct {
 	s             *Store
 	ctx           context.Context

@@ -5,14 +5,19 @@
 -- workspace_shares is ordered by dimension and key first: a dimension of a
 -- few hundred links named (a tag, a domain) read the sealed rows of every
 -- link of the workspace for the range (1.2 million rows for country over 30
--- days at 10M clicks) to keep theirs. The same rows ordered by link first,
--- in small granules, let it read the links' own: Store.Seal writes each
--- per-link row to both, and a query naming links with a dimension (no key
--- filter) reads this copy.
+-- days at 10M clicks) to keep theirs. The same rows ordered by dimension
+-- and link, in small granules, let it read the links' own: Store.Seal
+-- writes each per-link row to both, and a query naming links with a
+-- dimension (no key filter) reads this copy. The dimension comes before
+-- the link because 18.16 narrows the columns after one read with IN (the
+-- links) no further: ordered by link first, a link's rows of every
+-- dimension were read (measured: 11,000 rows a link for its 2,300 of
+-- country); so a link's rows of the dimension are read for every day of
+-- the partitions (months) of the range.
 CREATE TABLE IF NOT EXISTS workspace_link_shares (
     workspace_id String,
-    link_id      String,
     dim          String,
+    link_id      String,
     day          Date,
     key          String,
     gen          UInt64,
@@ -20,8 +25,8 @@ CREATE TABLE IF NOT EXISTS workspace_link_shares (
     milli        Int64
 ) ENGINE = MergeTree()
 PARTITION BY toYYYYMM(day)
-ORDER BY (workspace_id, link_id, dim, day, key, gen)
-SETTINGS index_granularity = 512;
+ORDER BY (workspace_id, dim, link_id, day, key, gen)
+SETTINGS index_granularity = 256;
 
 -- The seals from this migration on (workspace_seals' generations have no
 -- rows in workspace_link_shares: their days are sealed again, once). A
