@@ -65,3 +65,11 @@ func SetMaxTailLinks(n int) (restore func()) {
 	maxTailLinks = n
 	return func() { maxTailLinks = old }
 }
+
+// SetCopyLinks sets how many links named at most read a dimension from
+// workspace_link_shares, and returns a function that restores it.
+func SetCopyLinks(n int) (restore func()) {
+	old := copyLinks
+	copyLinks = n
+	return func() { copyLinks = old }
+}
