@@ -381,27 +381,39 @@ func (s *Store) readFresh(ctx context.Context, g adder, q stats.AnalyticsQuery, 
 	if err != nil {
 		return fmt.Errorf("cannot read the workspace's days: %w", err)
 	}
-	linkDays := map[pairKey]linkDay{}
-	unread := map[pairKey]bool{}
+	clicks := map[pairKey]int64{}
 	var generation uint64
 	for rows.Next() {
 		var k pairKey
-		var clicks int64
-		if err := rows.Scan(&k.link, &k.day, &clicks, &generation); err != nil {
+		var n int64
+		if err := rows.Scan(&k.link, &k.day, &n, &generation); err != nil {
 			rows.Close()
 			return err
 		}
-		d := linkDay{clicks: clicks}
-		if v, ok := s.visitors.Get(visitorsKey{generation, k.link, k.day, uint64(clicks)}); ok {
+		clicks[k] = n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return s.readFreshKeys(ctx, g, q, named, days, clicks, generation)
+}
+
+// readFreshKeys is readFresh once the link-days' clicks are known (with
+// the generation of click_backfill_runs, for the cache of visitors): their
+// visitors, then the keys from workspace_day_keys.
+func (s *Store) readFreshKeys(ctx context.Context, g adder, q stats.AnalyticsQuery, named, days []string,
+	clicks map[pairKey]int64, generation uint64) error {
+	linkDays := map[pairKey]linkDay{}
+	unread := map[pairKey]bool{}
+	for k, n := range clicks {
+		d := linkDay{clicks: n}
+		if v, ok := s.visitors.Get(visitorsKey{generation, k.link, k.day, uint64(n)}); ok {
 			d.visitors = v
 		} else {
 			unread[k] = true
 		}
 		linkDays[k] = d
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	if err := s.readVisitors(ctx, linkDays, unread, map[pairKey]bool{}, generation); err != nil {
 		return err
@@ -415,6 +427,14 @@ func (s *Store) readFresh(ctx context.Context, g adder, q stats.AnalyticsQuery, 
 	dim := stats.KeysDim(q)
 	if dim == "" {
 		return nil
+	}
+	list, dayArgs := dayList(days)
+	where := `workspace_id = ? AND day BETWEEN toDate(?) AND toDate(?) AND day IN (` + list + `)`
+	args := append([]any{q.WorkspaceID, days[0], days[len(days)-1]}, dayArgs...)
+	linkIs, linkArgs := "", []any(nil)
+	if named != nil {
+		in, ids := stringList(named)
+		linkIs, linkArgs = ` AND link_id IN (`+in+`)`, ids
 	}
 	source := `SELECT link_id, day, key, toInt64(sum(clicks)) AS key_clicks FROM workspace_day_keys
 		WHERE ` + where + ` AND dim = ?` + linkIs

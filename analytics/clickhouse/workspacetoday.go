@@ -2,9 +2,11 @@ package clickhouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"shortlink.dev/shared/stats"
@@ -52,13 +54,13 @@ func (n negated) Day(d stats.LinkDay) {
 func (n negated) Sum(row string, clicks, milli int64) { n.g.Sum(row, -clicks, -milli) }
 
 // readTails adds to g the sealed days whose seals do not count every click
-// of the day: each from its seal and the links clicked since
-// (see above). It returns, and does not read, the days with more than
+// of the day: each from its seal and the links clicked since (see above),
+// read at once. It returns, and does not read, the days with more than
 // maxTailLinks such links.
 func (s *Store) readTails(ctx context.Context, g adder, q stats.AnalyticsQuery, named []string, tails []sealedDay) ([]string, error) {
 	var long []string
 	for _, t := range tails {
-		changed, err := s.changedLinks(ctx, q.WorkspaceID, t)
+		changed, generation, err := s.changedLinks(ctx, q.WorkspaceID, t)
 		if err != nil {
 			return nil, err
 		}
@@ -68,72 +70,99 @@ func (s *Store) readTails(ctx context.Context, g adder, q stats.AnalyticsQuery, 
 		}
 		s.tailRead.Add(1)
 		seal := []sealedDay{t}
+		// The seal's rows: its sums less the changed links' sealed rows, or
+		// those of the unchanged links named.
+		var sealed, now []string
 		if named == nil {
-			// The seal's sums, less the changed links' sealed rows, plus
-			// their rows now.
-			if err := s.readSealed(ctx, g, q, nil, seal); err != nil {
-				return nil, err
-			}
-			if len(changed) == 0 {
-				continue
-			}
-			if err := s.readSealed(ctx, negated{g}, q, changed, seal); err != nil {
-				return nil, err
-			}
-			if err := s.readFresh(ctx, g, q, changed, []string{t.day}); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		// The links named: the unchanged ones from the seal, the others
-		// from workspace_day_keys.
-		var kept, now []string
-		for _, l := range named {
-			if _, found := slices.BinarySearch(changed, l); found {
+			for l := range changed {
 				now = append(now, l)
-			} else {
-				kept = append(kept, l)
+			}
+			slices.Sort(now)
+		} else {
+			for _, l := range named {
+				if _, found := changed[l]; found {
+					now = append(now, l)
+				} else {
+					sealed = append(sealed, l)
+				}
 			}
 		}
-		if len(kept) > 0 {
-			if err := s.readSealed(ctx, g, q, kept, seal); err != nil {
-				return nil, err
-			}
+		var reads []func(adder) error
+		if named == nil || len(sealed) > 0 {
+			reads = append(reads, func(g adder) error { return s.readSealed(ctx, g, q, sealed, seal) })
+		}
+		if named == nil && len(now) > 0 {
+			reads = append(reads, func(g adder) error { return s.readSealed(ctx, negated{g}, q, now, seal) })
 		}
 		if len(now) > 0 {
-			if err := s.readFresh(ctx, g, q, now, []string{t.day}); err != nil {
-				return nil, err
+			clicks := make(map[pairKey]int64, len(now))
+			for _, l := range now {
+				if n := changed[l]; n > 0 {
+					clicks[pairKey{l, t.day}] = n
+				}
 			}
+			reads = append(reads, func(g adder) error {
+				return s.readFreshKeys(ctx, g, q, now, []string{t.day}, clicks, generation)
+			})
+		}
+		if err := inParallel(g, reads...); err != nil {
+			return nil, err
 		}
 	}
 	return long, nil
 }
 
-// changedLinks returns, sorted, the links of the workspace whose clicks of
-// the sealed day (workspace_day_keys: every click has one device) differ
-// from their clicks in the seal (none when the seal left them out).
-func (s *Store) changedLinks(ctx context.Context, ws string, seal sealedDay) ([]string, error) {
-	rows, err := s.conn.Query(ctx, `SELECT link_id FROM (
+// inParallel runs the reads at once, each into a recorder of its own, and
+// adds what they read to g.
+func inParallel(g adder, reads ...func(adder) error) error {
+	recorded := make([]recorder, len(reads))
+	errs := make([]error, len(reads))
+	var wg sync.WaitGroup
+	for i, read := range reads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = read(&recorded[i])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for i := range recorded {
+		recorded[i].addTo(g)
+	}
+	return nil
+}
+
+// changedLinks returns the links of the workspace whose clicks of the
+// sealed day (workspace_day_keys: every click has one device) differ from
+// their clicks in the seal (none when the seal left them out), with their
+// clicks now, and the generation of click_backfill_runs (see readFresh).
+func (s *Store) changedLinks(ctx context.Context, ws string, seal sealedDay) (map[string]int64, uint64, error) {
+	rows, err := s.conn.Query(ctx, `SELECT link_id, sum(clicks_now), (SELECT count() FROM click_backfill_runs) FROM (
 			SELECT link_id, toInt64(sum(clicks)) AS clicks_now, toInt64(0) AS clicks_sealed FROM workspace_day_keys
 			WHERE workspace_id = ? AND day = toDate(?) AND dim = 'device' GROUP BY link_id
 		UNION ALL
 			SELECT link_id, toInt64(0) AS clicks_now, toInt64(sum(clicks)) AS clicks_sealed FROM workspace_shares
 			WHERE workspace_id = ? AND dim = 'total' AND key = '' AND day = toDate(?) AND gen = ? GROUP BY link_id)
-		GROUP BY link_id HAVING sum(clicks_now) != sum(clicks_sealed) ORDER BY link_id`,
+		GROUP BY link_id HAVING sum(clicks_now) != sum(clicks_sealed)`,
 		ws, seal.day, ws, seal.day, seal.gen)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the links clicked since the seal: %w", err)
+		return nil, 0, fmt.Errorf("cannot read the links clicked since the seal: %w", err)
 	}
 	defer rows.Close()
-	var links []string
+	links := map[string]int64{}
+	var generation uint64
 	for rows.Next() {
 		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
+		var n int64
+		if err := rows.Scan(&id, &n, &generation); err != nil {
+			return nil, 0, err
 		}
-		links = append(links, id)
+		links[id] = n
 	}
-	return links, rows.Err()
+	return links, generation, rows.Err()
 }
 
 // sealRecent seals the workspace's days of [from, to] that are not over for
