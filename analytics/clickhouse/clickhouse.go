@@ -95,10 +95,13 @@ type Store struct {
 	sealDone   chan struct{}
 	closeOnce  sync.Once
 	sealErrors atomic.Int64
-	daysSealed atomic.Int64
-	// sealedRead and freshRead count the days Analytics answered from
-	// seals and from workspace_day_keys (for the tests).
-	sealedRead, freshRead atomic.Int64
+	// daysSealed counts the finished workspace-days sealed, recentSealed
+	// the seals of days not over (for the tests).
+	daysSealed, recentSealed atomic.Int64
+	// sealedRead, freshRead and tailRead count the days Analytics answered
+	// from seals, from workspace_day_keys, and from a seal and its tail
+	// (for the tests).
+	sealedRead, freshRead, tailRead atomic.Int64
 	// sealInline has Analytics seal a whole workspace's days before it
 	// answers, rather than in the background (the tests').
 	sealInline bool

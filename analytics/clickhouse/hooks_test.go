@@ -50,3 +50,26 @@ func SetNamedAlone(n int) (restore func()) {
 	namedAlone = n
 	return func() { namedAlone = old }
 }
+
+// RecentSealed returns how many seals of days not over s wrote.
+func RecentSealed(s *Store) int64 { return s.recentSealed.Load() }
+
+// TailDaysRead returns how many days s's Analytics answered from a seal
+// and the links clicked since.
+func TailDaysRead(s *Store) int64 { return s.tailRead.Load() }
+
+// SetMaxTailLinks sets how many links clicked since its seal a recent day
+// reads beside the seal, and returns a function that restores it.
+func SetMaxTailLinks(n int) (restore func()) {
+	old := maxTailLinks
+	maxTailLinks = n
+	return func() { maxTailLinks = old }
+}
+
+// SetCopyLinks sets how many links named at most read a dimension from
+// workspace_link_shares, and returns a function that restores it.
+func SetCopyLinks(n int) (restore func()) {
+	old := copyLinks
+	copyLinks = n
+	return func() { copyLinks = old }
+}

@@ -16,17 +16,24 @@ import (
 // day by day from the cheapest source that is exact for the day (migration
 // 0005):
 //
-//   - a sealed day, whose workspace answer Store.seal computed once the day
+//   - a sealed day, whose workspace answer Store.Seal computed once the day
 //     was over, from workspace_share_sums (a row per dimension and key) or
 //     workspace_shares (a row per link too, for groupBy link and the
-//     filters' link rows), while the seal still counts every click of the
-//     day;
-//   - a day after the store began to keep workspace_day_keys (today,
-//     mostly), from there: the day's keys of the workspace are one stretch
-//     of its key, and only the link-days' visitors come from link_days;
-//   - any other day (clicked before that and not sealed yet, or sealed but
-//     clicked again since), from the links' own rollups, as a query of
-//     named links reads them.
+//     filters' link rows) and its copy ordered by dimension and link,
+//     workspace_link_shares (every key of a dimension of links named: a
+//     tag's, a domain's), while the seal still counts every click of the
+//     day (workspace_day_seals, migration 0006);
+//   - today (a day not over for sealAfter), sealed link by link every
+//     minute or so while it is read, and a finished day clicked since its
+//     seal (late clicks), from its seal and the links clicked since
+//     (workspacetoday.go);
+//   - a day after the store began to keep workspace_day_keys and not
+//     sealed (or with too many links clicked since its seal), from there:
+//     the day's keys of the workspace are one stretch of its key, and only
+//     the link-days' visitors come from link_days;
+//   - any other day (clicked before that, and not sealed or clicked since
+//     its seal), from the links' own rollups, as a query of named links
+//     reads them.
 //
 // Every source adds the same integers into the same stats.Aggregator, so
 // the answer is the one the links' rollups give (the contract suite asks
@@ -43,6 +50,15 @@ const sealBatchRows = 100_000
 // a few links' rows are fewer than the workspace's rows they would be
 // picked from (a variable for the tests).
 var namedAlone = 16
+
+// copyLinks is the most links named whose dimension is read from
+// workspace_link_shares rather than workspace_shares: the copy reads a
+// range of rows per link (all the days of the range's months), which 333 of
+// 1,000 links at 10M clicks made no faster than the dimension's rows of
+// every link (711,000 rows read against 3.2 million, in as long), while 63
+// links read 150,000 rows against 3.2 million in a third of the time
+// (docs/benchmarks.md; a variable for the tests).
+var copyLinks = 200
 
 // adder is what the readers add their rows to: a stats.Aggregator, or a
 // recorder of the rows a chain of queries read concurrently with another.
@@ -72,11 +88,14 @@ func (r *recorder) addTo(g adder) {
 }
 
 // workspaceAnalytics answers a query of a whole workspace (q.Whole), or of
-// more than namedAlone of its links, from the workspace's tables, in two
-// chains of queries at once: the days that can be sealed (over for
-// sealAfter: their clicks and seals, then the sealed days' rows) and the
-// days that cannot (today, mostly: workspace_day_keys). A day that could be
-// sealed and is not, or was clicked since, is read last, from the links.
+// more than namedAlone of its links, from the workspace's tables: one
+// query of the days' clicks and seals, then the sealed days' rows in one
+// query, while the other days are read at once beside it: today's (a day
+// not over for sealAfter), or a day clicked since its seal, from its seal
+// and the links clicked since (readTails), a day not sealed from
+// workspace_day_keys, or from the links when clicked before the store kept
+// workspace_day_keys. It asks for the
+// days that should be sealed (again) to be, in the background.
 func (s *Store) workspaceAnalytics(ctx context.Context, q stats.AnalyticsQuery, from, to time.Time) (*stats.Analytics, error) {
 	var named []string // nil: every link of the workspace
 	if !q.Whole || q.GroupBy == stats.GroupLink {
@@ -85,84 +104,77 @@ func (s *Store) workspaceAnalytics(ctx context.Context, q stats.AnalyticsQuery, 
 			return stats.Aggregate(q, from, to, nil, nil), nil
 		}
 	}
-	sealable := utcDay(s.now().Add(-sealAfter))
-	lastSealable := minTime(to, sealable.AddDate(0, 0, -1))
-	var (
-		wg        sync.WaitGroup
-		recent    recorder
-		recentErr error
-	)
-	if firstRecent := maxTime(from, sealable); !to.Before(firstRecent) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var fresh, linked []string
-			for d := firstRecent; !d.After(to); d = d.AddDate(0, 0, 1) {
-				if d.Before(s.keysSince) {
-					linked = append(linked, d.Format(dayLayout))
-				} else {
-					fresh = append(fresh, d.Format(dayLayout))
-				}
-			}
-			recentErr = s.readUnsealed(ctx, &recent, q, named, fresh, linked)
-		}()
-	}
-	var older recorder
-	var olderErr error
-	unsealed := false
-	if !lastSealable.Before(from) {
-		unsealed, olderErr = s.readSealable(ctx, &older, q, named, from, lastSealable)
-	}
-	wg.Wait()
-	if err := cmp.Or(olderErr, recentErr); err != nil {
-		return nil, err
-	}
-	g := stats.NewAggregator(q, from, to)
-	older.addTo(g)
-	recent.addTo(g)
-	if unsealed && q.WorkspaceID != "" {
-		s.requestSeal(q.WorkspaceID, from, to)
-	}
-	return g.Result(), nil
-}
-
-// readSealable adds to g the days of [from, to], all of which can be
-// sealed: the sealed ones from their seal, the others from
-// workspace_day_keys or the links. It reports whether some day with clicks
-// had no seal counting them all.
-func (s *Store) readSealable(ctx context.Context, g adder, q stats.AnalyticsQuery, named []string, from, to time.Time) (bool, error) {
 	clicks, seals, err := s.dayStates(ctx, q.WorkspaceID, from.Format(dayLayout), to.Format(dayLayout))
 	if err != nil {
-		return false, err
+		return nil, err
 	}
+	sealable := utcDay(s.now().Add(-sealAfter))
 	var (
-		sealed        []sealedDay
+		sealed, tails []sealedDay
 		fresh, linked []string
+		request       bool
 	)
 	for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
 		day := d.Format(dayLayout)
 		n := clicks[day]
-		switch seal, ok := seals[day]; {
+		seal, ok := seals[day]
+		switch finished := d.Before(sealable); {
 		case n == 0:
 			// No click: nothing to read.
 		case ok && seal.clicks == n:
 			sealed = append(sealed, sealedDay{day, seal.gen})
 		case d.Before(s.keysSince):
 			linked = append(linked, day)
-		default:
+			request = request || finished
+		case !ok:
 			fresh = append(fresh, day)
+			request = true
+		default:
+			// Clicked since its seal: today's, or a finished day's late
+			// clicks (a finished day is sealed again whole).
+			tails = append(tails, sealedDay{day, seal.gen})
+			request = request || finished || s.now().Sub(time.Unix(0, int64(seal.gen))) >= recentSealEvery
 		}
 	}
 	s.sealedRead.Add(int64(len(sealed)))
+	var (
+		wg       sync.WaitGroup
+		rest     recorder
+		restErr  error
+		restSeal bool
+	)
+	if len(tails)+len(fresh)+len(linked) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			more, err := s.readTails(ctx, &rest, q, named, tails)
+			if err != nil {
+				restErr = err
+				return
+			}
+			if len(more) > 0 {
+				restSeal = true
+				fresh = append(fresh, more...)
+				slices.Sort(fresh)
+			}
+			restErr = s.readUnsealed(ctx, &rest, q, named, fresh, linked)
+		}()
+	}
+	var seen recorder
 	if len(sealed) > 0 {
-		if err := s.readSealed(ctx, g, q, named, sealed); err != nil {
-			return false, err
-		}
+		err = s.readSealed(ctx, &seen, q, named, sealed)
 	}
-	if err := s.readUnsealed(ctx, g, q, named, fresh, linked); err != nil {
-		return false, err
+	wg.Wait()
+	if err := cmp.Or(err, restErr); err != nil {
+		return nil, err
 	}
-	return len(fresh)+len(linked) > 0, nil
+	g := stats.NewAggregator(q, from, to)
+	seen.addTo(g)
+	rest.addTo(g)
+	if (request || restSeal) && q.WorkspaceID != "" {
+		s.requestSeal(q.WorkspaceID, from, to)
+	}
+	return g.Result(), nil
 }
 
 // readUnsealed adds to g the days (with clicks, not sealed): fresh ones
@@ -220,7 +232,7 @@ func (s *Store) dayStates(ctx context.Context, ws, first, last string) (map[stri
 				WHERE scope = 'workspace' AND id = ? AND dim = 'total' AND day BETWEEN toDate(?) AND toDate(?) GROUP BY day)
 			GROUP BY day
 		UNION ALL
-		SELECT 1, toString(day), argMax(clicks, gen), max(gen) FROM workspace_seals
+		SELECT 1, toString(day), argMax(clicks, gen), max(gen) FROM workspace_day_seals
 			WHERE workspace_id = ? AND day BETWEEN toDate(?) AND toDate(?) GROUP BY day`,
 		ws, first, last, ws, first, last, ws, first, last)
 	if err != nil {
@@ -251,7 +263,8 @@ func (s *Store) dayStates(ctx context.Context, ws, first, last string) (map[stri
 }
 
 // readSealed adds the sealed days' rows to g: of every link from
-// workspace_share_sums, of the links named from workspace_shares.
+// workspace_share_sums, of the links named from workspace_shares, or for
+// every key of a dimension from its copy ordered by dimension and link.
 func (s *Store) readSealed(ctx context.Context, g adder, q stats.AnalyticsQuery, named []string, days []sealedDay) error {
 	pairs := make([]string, len(days))
 	args := []any{q.WorkspaceID, days[0].day, days[len(days)-1].day}
@@ -304,12 +317,19 @@ func (s *Store) readSealed(ctx context.Context, g adder, q stats.AnalyticsQuery,
 			WHERE `+where+` AND dim IN (`+dimIn+`)`+keyIs+` GROUP BY dim, `+group,
 			slices.Concat(args, dimArgs, keyArgs), add)
 	}
+	// Every key of a dimension of up to copyLinks links named: their own
+	// rows, from the copy ordered by dimension and link (a key's rows, or
+	// the totals, are one stretch of workspace_shares).
+	table := "workspace_shares"
 	if q.Filter == nil && stats.IsDim(q.GroupBy) {
 		keyIs, keyArgs = "", nil
+		if len(named) <= copyLinks {
+			table = "workspace_link_shares"
+		}
 	}
 	for links := range slices.Chunk(named, linksPerQuery) {
 		in, ids := stringList(links)
-		if err := s.eachShare(ctx, `SELECT dim, `+group+`, toInt64(sum(clicks)), toInt64(sum(milli)) FROM workspace_shares
+		if err := s.eachShare(ctx, `SELECT dim, `+group+`, toInt64(sum(clicks)), toInt64(sum(milli)) FROM `+table+`
 			WHERE `+where+` AND dim IN (`+dimIn+`)`+keyIs+` AND link_id IN (`+in+`) GROUP BY dim, `+group,
 			slices.Concat(args, dimArgs, keyArgs, ids), add); err != nil {
 			return err
@@ -361,27 +381,39 @@ func (s *Store) readFresh(ctx context.Context, g adder, q stats.AnalyticsQuery, 
 	if err != nil {
 		return fmt.Errorf("cannot read the workspace's days: %w", err)
 	}
-	linkDays := map[pairKey]linkDay{}
-	unread := map[pairKey]bool{}
+	clicks := map[pairKey]int64{}
 	var generation uint64
 	for rows.Next() {
 		var k pairKey
-		var clicks int64
-		if err := rows.Scan(&k.link, &k.day, &clicks, &generation); err != nil {
+		var n int64
+		if err := rows.Scan(&k.link, &k.day, &n, &generation); err != nil {
 			rows.Close()
 			return err
 		}
-		d := linkDay{clicks: clicks}
-		if v, ok := s.visitors.Get(visitorsKey{generation, k.link, k.day, uint64(clicks)}); ok {
+		clicks[k] = n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return s.readFreshKeys(ctx, g, q, named, days, clicks, generation)
+}
+
+// readFreshKeys is readFresh once the link-days' clicks are known (with
+// the generation of click_backfill_runs, for the cache of visitors): their
+// visitors, then the keys from workspace_day_keys.
+func (s *Store) readFreshKeys(ctx context.Context, g adder, q stats.AnalyticsQuery, named, days []string,
+	clicks map[pairKey]int64, generation uint64) error {
+	linkDays := map[pairKey]linkDay{}
+	unread := map[pairKey]bool{}
+	for k, n := range clicks {
+		d := linkDay{clicks: n}
+		if v, ok := s.visitors.Get(visitorsKey{generation, k.link, k.day, uint64(n)}); ok {
 			d.visitors = v
 		} else {
 			unread[k] = true
 		}
 		linkDays[k] = d
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	if err := s.readVisitors(ctx, linkDays, unread, map[pairKey]bool{}, generation); err != nil {
 		return err
@@ -395,6 +427,14 @@ func (s *Store) readFresh(ctx context.Context, g adder, q stats.AnalyticsQuery, 
 	dim := stats.KeysDim(q)
 	if dim == "" {
 		return nil
+	}
+	list, dayArgs := dayList(days)
+	where := `workspace_id = ? AND day BETWEEN toDate(?) AND toDate(?) AND day IN (` + list + `)`
+	args := append([]any{q.WorkspaceID, days[0], days[len(days)-1]}, dayArgs...)
+	linkIs, linkArgs := "", []any(nil)
+	if named != nil {
+		in, ids := stringList(named)
+		linkIs, linkArgs = ` AND link_id IN (`+in+`)`, ids
 	}
 	source := `SELECT link_id, day, key, toInt64(sum(clicks)) AS key_clicks FROM workspace_day_keys
 		WHERE ` + where + ` AND dim = ?` + linkIs
@@ -535,13 +575,21 @@ const sealAfter = time.Hour
 // Seal computes and stores the answers of the workspace's finished UTC days
 // of [from, to] (those over for sealAfter) that have clicks and no seal
 // counting them all. A day whose clicks change while it is computed is left
-// unsealed (a later call seals it). Safe to run twice at once: each run
+// unsealed (a later call seals it). The days of [from, to] not over for
+// sealAfter yet (today) are sealed link by link (sealRecent), the links
+// clicked while it runs left out. Safe to run twice at once: each run
 // writes its own generation and the latest seal wins.
 func (s *Store) Seal(ctx context.Context, ws string, from, to time.Time) error {
 	from, to = utcDay(from), utcDay(to)
-	if over := utcDay(s.now().Add(-sealAfter)).AddDate(0, 0, -1); to.After(over) {
-		to = over
+	over := utcDay(s.now().Add(-sealAfter)).AddDate(0, 0, -1)
+	if err := s.sealFinished(ctx, ws, from, minTime(to, over)); err != nil {
+		return err
 	}
+	return s.sealRecent(ctx, ws, maxTime(from, over.AddDate(0, 0, 1)), minTime(to, utcDay(s.now())))
+}
+
+// sealFinished is Seal of the finished days of [from, to].
+func (s *Store) sealFinished(ctx context.Context, ws string, from, to time.Time) error {
 	if to.Before(from) {
 		return nil
 	}
@@ -683,7 +731,7 @@ func (s *Store) sealDays(ctx context.Context, ws string, links, days []string, c
 	if err := batch.Send(); err != nil {
 		return fmt.Errorf("cannot seal the days of workspace %s: %w", ws, err)
 	}
-	batch, err = s.conn.PrepareBatch(ctx, `INSERT INTO workspace_seals (workspace_id, day, gen, clicks)`)
+	batch, err = s.conn.PrepareBatch(ctx, `INSERT INTO workspace_day_seals (workspace_id, day, gen, clicks)`)
 	if err != nil {
 		return err
 	}
@@ -701,35 +749,47 @@ func (s *Store) sealDays(ctx context.Context, ws string, links, days []string, c
 	return nil
 }
 
-// shareWriter inserts a seal's rows into workspace_shares in batches of
-// sealBatchRows.
+// shareWriter inserts a seal's rows into workspace_shares and its copy
+// ordered by dimension and link, workspace_link_shares, in batches of sealBatchRows.
 type shareWriter struct {
-	s     *Store
-	ctx   context.Context
-	ws    string
-	gen   uint64
-	batch interface {
-		Append(...any) error
-		Send() error
-		Close() error
-	}
-	n int
+	s             *Store
+	ctx           context.Context
+	ws            string
+	gen           uint64
+	shares, links shareBatch
+	n             int
+}
+
+type shareBatch interface {
+	Append(...any) error
+	Send() error
+	Close() error
 }
 
 func (w *shareWriter) add(dim, key, day, link string, clicks, milli int64) error {
-	if w.batch == nil {
+	if w.shares == nil {
 		b, err := w.s.conn.PrepareBatch(w.ctx, `INSERT INTO workspace_shares
 			(workspace_id, dim, key, day, link_id, gen, clicks, milli)`)
 		if err != nil {
 			return err
 		}
-		w.batch = b
+		w.shares = b
+		if b, err = w.s.conn.PrepareBatch(w.ctx, `INSERT INTO workspace_link_shares
+			(workspace_id, link_id, dim, day, key, gen, clicks, milli)`); err != nil {
+			w.shares.Close()
+			w.shares = nil
+			return err
+		}
+		w.links = b
 	}
 	d, err := time.Parse(dayLayout, day)
 	if err != nil {
 		return err
 	}
-	if err := w.batch.Append(w.ws, dim, key, d, link, w.gen, clicks, milli); err != nil {
+	if err := w.shares.Append(w.ws, dim, key, d, link, w.gen, clicks, milli); err != nil {
+		return err
+	}
+	if err := w.links.Append(w.ws, link, dim, d, key, w.gen, clicks, milli); err != nil {
 		return err
 	}
 	if w.n++; w.n >= sealBatchRows {
@@ -739,12 +799,16 @@ func (w *shareWriter) add(dim, key, day, link string, clicks, milli int64) error
 }
 
 func (w *shareWriter) flush() error {
-	if w.batch == nil {
+	if w.shares == nil {
 		return nil
 	}
-	b := w.batch
-	w.batch, w.n = nil, 0
-	return b.Send()
+	shares, links := w.shares, w.links
+	w.shares, w.links, w.n = nil, nil, 0
+	if err := shares.Send(); err != nil {
+		links.Close()
+		return err
+	}
+	return links.Send()
 }
 
 // fillWorkspaceLinks is the step in Go of migration 0005: it copies into

@@ -139,7 +139,8 @@ func TestWsSealedLateClick(t *testing.T) {
 	if got := clickhouse.SealedDaysRead(b.Store) - read; got != int64(2*4*len(queries)) {
 		t.Errorf("%d days answered from seals, want %d", got, 2*4*len(queries))
 	}
-	// Today is never sealed.
+	// Today is never sealed as a finished day (it is sealed link by link:
+	// TestChwsS11TodaySealedLateClicks).
 	now := time.Now().UTC()
 	if err := b.WriteClicks(ctx, []click.Event{lateClick(ws, links[2], now)}); err != nil {
 		t.Fatal(err)

@@ -375,15 +375,16 @@ func (r storeRun) run(o options) (map[string]string, error) {
 		Seal(ctx context.Context, ws string, from, to time.Time) error
 	}); ok && err == nil {
 		// What the store does in the background once a day is over (a
-		// query of the workspace asks it to): every finished day of the
-		// clicks sealed before the queries are timed.
+		// query of the workspace asks it to), and for today every minute
+		// or so while it is read: the days of the clicks sealed before the
+		// queries are timed.
 		began := time.Now()
 		now := time.Now().UTC()
 		if err = sealer.Seal(ctx, f.ws.ID, now.AddDate(0, 0, -o.days-1), now); err != nil {
 			err = fmt.Errorf("seal: %w", err)
 		} else {
-			fmt.Printf("Sealing the workspace's finished days (every day but today; the store does it in the background "+
-				"once a day is over): **%s**.\n\n", time.Since(began).Round(time.Millisecond))
+			fmt.Printf("Sealing the workspace's days (the finished ones whole, today link by link; the store does it in the background "+
+				"once a day is over, and today's every minute or so while it is read): **%s**.\n\n", time.Since(began).Round(time.Millisecond))
 		}
 	}
 	if err != nil {
