@@ -80,6 +80,10 @@ type Store struct {
 	statesRead atomic.Int64
 	// keyRowsRead counts the rows of keys Analytics read (for the tests).
 	keyRowsRead atomic.Int64
+	// sealedKept keeps the sums of sealed days read (sealedsums.go);
+	// sealedKeptHits counts the blocks answered from it (for the tests).
+	sealedKept     *sealedKept
+	sealedKeptHits atomic.Int64
 
 	// keysSince is the first day workspace_day_keys counts whole.
 	keysSince time.Time
@@ -191,7 +195,7 @@ func OpenCluster(ctx context.Context, url, cluster string, counters counters.Sto
 		closeServers()
 		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", where, err)
 	}
-	s := &Store{conn: conn, cluster: cluster, database: database, servers: servers, counters: counters, recent: newRecentIDs(recentIDsKept), visitors: visitors,
+	s := &Store{conn: conn, cluster: cluster, database: database, servers: servers, counters: counters, recent: newRecentIDs(recentIDsKept), visitors: visitors, sealedKept: newSealedKept(),
 		now: time.Now, sealing: map[string][2]time.Time{}, sealedAt: map[string]time.Time{},
 		sealWake: make(chan struct{}, 1), sealStop: make(chan struct{}), sealDone: make(chan struct{})}
 	err = s.migrate(ctx)

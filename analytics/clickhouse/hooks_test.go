@@ -73,3 +73,22 @@ func SetCopyLinks(n int) (restore func()) {
 	copyLinks = n
 	return func() { copyLinks = old }
 }
+
+// SealedKeptHits returns how many blocks of sealed days s answered from
+// the sums it kept (sealedsums.go).
+func SealedKeptHits(s *Store) int64 { return s.sealedKeptHits.Load() }
+
+// SetSealedKeptBytes sets the bound of the kept sums of sealed days; the
+// returned function restores it.
+func SetSealedKeptBytes(n int) func() {
+	old := sealedKeptBytes
+	sealedKeptBytes = n
+	return func() { sealedKeptBytes = old }
+}
+
+// SealedKeptBytes returns the bytes of the sums s keeps.
+func SealedKeptBytes(s *Store) int {
+	s.sealedKept.mu.Lock()
+	defer s.sealedKept.mu.Unlock()
+	return s.sealedKept.bytes
+}

@@ -266,13 +266,6 @@ func (s *Store) dayStates(ctx context.Context, ws, first, last string) (map[stri
 // workspace_share_sums, of the links named from workspace_shares, or for
 // every key of a dimension from its copy ordered by dimension and link.
 func (s *Store) readSealed(ctx context.Context, g adder, q stats.AnalyticsQuery, named []string, days []sealedDay) error {
-	pairs := make([]string, len(days))
-	args := []any{q.WorkspaceID, days[0].day, days[len(days)-1].day}
-	for i, d := range days {
-		pairs[i] = "(toDate(?), toUInt64(?))"
-		args = append(args, d.day, d.gen)
-	}
-	where := `workspace_id = ? AND day BETWEEN toDate(?) AND toDate(?) AND (day, gen) IN (` + strings.Join(pairs, ", ") + `)`
 	// What each row is, and the rows of which dimension and key: the
 	// totals ('total'), a filter's key, or every key of the dimension
 	// grouped by, with the totals beside them.
@@ -308,14 +301,15 @@ func (s *Store) readSealed(ctx context.Context, g adder, q stats.AnalyticsQuery,
 	if q.Filter != nil || !stats.IsDim(q.GroupBy) {
 		keyIs, keyArgs = " AND key = ?", []any{key}
 	}
+	// The queries' text: {where} picks the sealed days' rows (sealedSums).
 	if named == nil {
 		if q.Filter == nil && stats.IsDim(q.GroupBy) {
 			// The totals' row is the dimension 'total' key '', beside the keys.
 			keyIs, keyArgs = " AND (dim != 'total' OR key = ?)", []any{""}
 		}
-		return s.eachShare(ctx, `SELECT dim, `+group+`, toInt64(sum(clicks)), toInt64(sum(milli)) FROM workspace_share_sums
-			WHERE `+where+` AND dim IN (`+dimIn+`)`+keyIs+` GROUP BY dim, `+group,
-			slices.Concat(args, dimArgs, keyArgs), add)
+		return s.sealedSums(ctx, q.WorkspaceID, days, `SELECT {block} AS blk, dim, `+group+`, toInt64(sum(clicks)), toInt64(sum(milli))
+			FROM workspace_share_sums WHERE {where} AND dim IN (`+dimIn+`)`+keyIs+` GROUP BY blk, dim, `+group,
+			slices.Concat(dimArgs, keyArgs), add)
 	}
 	// Every key of a dimension of up to copyLinks links named: their own
 	// rows, from the copy ordered by dimension and link (a key's rows, or
@@ -329,33 +323,13 @@ func (s *Store) readSealed(ctx context.Context, g adder, q stats.AnalyticsQuery,
 	}
 	for links := range slices.Chunk(named, linksPerQuery) {
 		in, ids := stringList(links)
-		if err := s.eachShare(ctx, `SELECT dim, `+group+`, toInt64(sum(clicks)), toInt64(sum(milli)) FROM `+table+`
-			WHERE `+where+` AND dim IN (`+dimIn+`)`+keyIs+` AND link_id IN (`+in+`) GROUP BY dim, `+group,
-			slices.Concat(args, dimArgs, keyArgs, ids), add); err != nil {
+		if err := s.sealedSums(ctx, q.WorkspaceID, days, `SELECT {block} AS blk, dim, `+group+`, toInt64(sum(clicks)), toInt64(sum(milli))
+			FROM `+table+` WHERE {where} AND dim IN (`+dimIn+`)`+keyIs+` AND link_id IN (`+in+`) GROUP BY blk, dim, `+group,
+			slices.Concat(dimArgs, keyArgs, ids), add); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// eachShare runs a query of (dim, row, clicks, milli) rows and hands each
-// to add.
-func (s *Store) eachShare(ctx context.Context, query string, args []any, add func(dim, row string, clicks, milli int64)) error {
-	rows, err := s.conn.Query(ctx, query, args...)
-	if err != nil {
-		return fmt.Errorf("cannot read the sealed days: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var dim, row string
-		var clicks, milli int64
-		if err := rows.Scan(&dim, &row, &clicks, &milli); err != nil {
-			return fmt.Errorf("cannot read the sealed days: %w", err)
-		}
-		add(dim, row, clicks, milli)
-		s.keyRowsRead.Add(1)
-	}
-	return rows.Err()
 }
 
 // readFresh adds to g the days (not sealed, all clicked after the store

@@ -794,7 +794,8 @@ func timeQueries(ctx context.Context, st *sqlstore.Store, store backend.Store, f
 }
 
 // dropsCache reports whether the store keeps answers of closed days that
-// dropCache can drop (SQLite's kept sums, analytics/sqlite/ancache.go).
+// dropCache can drop (SQLite's kept sums, analytics/sqlite/ancache.go;
+// ClickHouse's sums of sealed days, analytics/clickhouse/sealedsums.go).
 func dropsCache(store backend.Store) bool {
 	_, ok := unwrapStore(store).(interface{ DropAnalyticsCache() })
 	return ok
