@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -293,34 +291,14 @@ func (s *Store) checkImportDomains(ctx context.Context, tx *sql.Tx, ws string, l
 const domainNameLock = 8415
 
 // lockDomainNames takes, within tx, the PostgreSQL advisory lock of each
-// of names (domainNameLock), in key order so that two transactions never
-// wait for each other's; keys that collide only make two names take turns.
-// SQLite's transactions take the database's write lock: nothing to do.
+// of names (domainNameLock; lockKeys): keys that collide only make two
+// names take turns. SQLite's transactions take the database's write lock:
+// nothing to do.
 func (s *Store) lockDomainNames(ctx context.Context, tx *sql.Tx, names []string) error {
-	if s.dialect != postgres || len(names) == 0 {
+	if s.dialect != postgres {
 		return nil
 	}
-	keys := make([]int32, 0, len(names))
-	seen := map[int32]bool{}
-	for _, name := range names {
-		h := fnv.New32a()
-		h.Write([]byte(name))
-		k := int32(h.Sum32())
-		if !seen[k] {
-			seen[k] = true
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	values := make([]string, len(keys))
-	args := make([]any, len(keys))
-	for i, k := range keys {
-		values[i] = "($" + strconv.Itoa(i+1) + "::int)"
-		args[i] = k
-	}
-	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(domainNameLock)+`, k)
-		FROM (VALUES `+strings.Join(values, ", ")+`) AS v(k)`, args...)
-	if err != nil {
+	if err := lockKeys(ctx, tx, domainNameLock, names); err != nil {
 		return fmt.Errorf("lock the domain names: %w", err)
 	}
 	return nil

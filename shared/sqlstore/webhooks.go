@@ -551,19 +551,29 @@ func (s *Store) ClaimFair(ctx context.Context, owner string, now, leaseUntil tim
 }
 
 // lockClaimWorkspaces takes, within tx, the PostgreSQL advisory lock of
-// each workspace (workspaceClaimLock), in key order so that two claimers
-// never wait for each other's. A VALUES list is read in its order, so the
-// locks are taken in it. Keys that collide only make claimers of two
-// workspaces take turns.
+// each workspace (workspaceClaimLock): claimers of two workspaces whose
+// keys collide only take turns.
 func lockClaimWorkspaces(ctx context.Context, tx *sql.Tx, workspaces []string) error {
-	if len(workspaces) == 0 {
+	if err := lockKeys(ctx, tx, workspaceClaimLock, workspaces); err != nil {
+		return fmt.Errorf("lock the workspaces: %w", err)
+	}
+	return nil
+}
+
+// lockKeys takes, within tx, the PostgreSQL advisory transaction lock of
+// class and each of names (its FNV-1a hash as the lock's key), in key
+// order, so that two transactions locking overlapping names never wait for
+// each other's (a VALUES list is read in its order, so the locks are taken
+// in it).
+func lockKeys(ctx context.Context, tx *sql.Tx, class int, names []string) error {
+	if len(names) == 0 {
 		return nil
 	}
-	keys := make([]int32, 0, len(workspaces))
+	keys := make([]int32, 0, len(names))
 	seen := map[int32]bool{}
-	for _, ws := range workspaces {
+	for _, name := range names {
 		h := fnv.New32a()
-		h.Write([]byte(ws))
+		h.Write([]byte(name))
 		k := int32(h.Sum32())
 		if !seen[k] {
 			seen[k] = true
@@ -577,12 +587,9 @@ func lockClaimWorkspaces(ctx context.Context, tx *sql.Tx, workspaces []string) e
 		values[i] = "($" + strconv.Itoa(i+1) + "::int)"
 		args[i] = k
 	}
-	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(workspaceClaimLock)+`, k)
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(class)+`, k)
 		FROM (VALUES `+strings.Join(values, ", ")+`) AS v(k)`, args...)
-	if err != nil {
-		return fmt.Errorf("lock the workspaces: %w", err)
-	}
-	return nil
+	return err
 }
 
 // subtractInFlight takes from room[key] the pending deliveries leased and
