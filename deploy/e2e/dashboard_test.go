@@ -87,10 +87,13 @@ func (d *dashTab) await(what, js string) {
 	}
 }
 
-// awaitPage waits for a page whose address contains s to have loaded.
+// awaitPage waits until the address holds s and no list of the page is
+// being fetched: the links list's filters apply at once, each change
+// fetching the list and swapping it in place (aria-busy meanwhile), so a
+// first swap can bring the address while a later one is still coming.
 func (d *dashTab) awaitPage(s string) {
 	d.t.Helper()
-	d.await("the page "+s, fmt.Sprintf(`document.readyState === 'complete' && location.href.includes(%q)`, s))
+	d.await("the page "+s, fmt.Sprintf(`document.readyState === 'complete' && location.href.includes(%q) && !document.querySelector('form[aria-busy]')`, s))
 }
 
 func (d *dashTab) text(sel string) string {
@@ -692,7 +695,10 @@ func TestDashboard(t *testing.T) {
 	d.pick("#archived", "only")
 	d.do("show archived", chromedp.SendKeys(chromedp.CSS(`#search`), kb.Enter))
 	d.awaitPage("archived=only")
-	d.do("restore", chromedp.Click(chromedp.CSS(`li.link-row form[action$="/restore"] button`)))
+	// The click is the page's own: a node swapped between chromedp's
+	// look-up and its click would be "not found".
+	d.await("the archived link", `document.querySelectorAll('li.link-row form[action$="/restore"] button').length === 1`)
+	dashEval[bool](d, `(document.querySelector('li.link-row form[action$="/restore"] button').click(), true)`)
 	d.await("the restored link gone from the archived list", `document.readyState === 'complete' && !location.href.includes('/restore') && document.querySelectorAll('li.link-row form[action$="/restore"]').length === 0`)
 	if l, m := tg.listLinks(t, w.Key, "?search="+slug+"-p03"); m.Total != 1 || l[0].IsArchived {
 		t.Fatalf("after restoring in the dashboard, the API's active links: %+v", l)
