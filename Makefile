@@ -54,10 +54,11 @@ run-split: build
 ## on the standalone binary and on the split deployment (test-e2e-split)
 test: $(TOOLS)/stripe-mock
 	SHORTLINK_E2E_SHAPE=standalone $(GO) test -race -count=1 -timeout 20m $(PKGS)
-	@# Allocation counts mean nothing under -race: the hot path's is checked without it;
+	@# Allocation counts and live heap mean nothing under -race: the hot path's
+	@# allocations and the edge's bytes per cached link are checked without it;
 	@# so is decoding every QR code with a logo, pure computation the race detector
 	@# makes fifteen times slower (those tests skip themselves under -race).
-	$(GO) test -count=1 -run 'DoesNotAllocate' ./edge/redirect/
+	$(GO) test -count=1 -run 'DoesNotAllocate|TestEdgeMemPerLinkBound' ./edge/redirect/
 	$(GO) test -count=1 -run 'TestQRLogo$$|TestQRLogoEveryVersion' ./controlplane/internal/qrcodes/
 	$(MAKE) --no-print-directory test-e2e-split
 

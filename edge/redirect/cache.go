@@ -13,14 +13,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
 
+	"shortlink.dev/edge/internal/linkcache"
 	"shortlink.dev/edge/internal/route"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/fault"
 )
 
-// cache is what the edge keeps of its source's answers: compiled links and
-// rendered gallery pages in ristretto caches, and the link domain of each
-// Host. A miss is read from the source once however many requests ask for it
+// cache is what the edge keeps of its source's answers: compiled links in
+// a table of its own (internal/linkcache), rendered gallery pages in a
+// ristretto cache, and the link domain of each Host. A miss is read from
+// the source once however many requests ask for it
 // at the same time (singleflight). Every eviction bumps a generation, and a
 // read that began in an older generation is served once and not cached, so
 // that an eviction wins over a read that raced it.
@@ -33,7 +35,7 @@ type cache struct {
 	// hits and misses count the link lookups (not the pages').
 	hits, misses prometheus.Counter
 
-	links   *ristretto.Cache[uint64, route.Link]
+	links   *linkcache.Cache
 	bios    *ristretto.Cache[uint64, *bioPage]
 	loads   singleflight.Group
 	gen     atomic.Uint64 // bumped by every eviction; a load that raced one is not cached
@@ -61,57 +63,28 @@ func (c *cache) init(o Options, m *metrics) error {
 	c.hits, c.misses = m.cacheHits, m.cacheMisses
 	c.domains.init(o.Config.DefaultDomain)
 	c.initMisses(o)
-	// ristretto's TinyLFU admission keeps the links hit again and again over
-	// a flood of one-off slugs. A link costs its bytes (linkCost), so that
-	// MaxCost bounds the cache's memory; ristretto's own estimate of its
-	// record (56 bytes) is left out, linkCost counts it.
-	maxCost := o.Config.EdgeCacheBytes
-	if maxCost <= 0 {
-		maxCost = config.DefaultEdgeCacheBytes
+	// The link cache's bound is of its memory: its table and the links'
+	// bytes (linkcache.Cost). Its CLOCK eviction keeps the links hit again
+	// and again over a flood of one-off slugs.
+	maxBytes := o.Config.EdgeCacheBytes
+	if maxBytes <= 0 {
+		maxBytes = config.DefaultEdgeCacheBytes
 	}
+	c.links = linkcache.New(maxBytes, config.EdgeCacheBytesPerLink)
+	// Pages cost 1 each.
 	var err error
-	if c.links, err = ristretto.NewCache(&ristretto.Config[uint64, route.Link]{
-		NumCounters: linkCounters(maxCost), MaxCost: maxCost, BufferItems: 64, IgnoreInternalCost: true,
-	}); err != nil {
-		return err
-	}
-	// Pages cost 1 each too.
 	c.bios, err = ristretto.NewCache(&ristretto.Config[uint64, *bioPage]{
 		NumCounters: 8 * bioPagesCached, MaxCost: bioPagesCached, BufferItems: 64, IgnoreInternalCost: true,
 	})
 	return err
 }
 
-// linkOverhead is what a cached link costs besides its compact form
-// (route.Link.Size): ristretto's record of it (its store's map entry, its
-// policy's entry, a share of its counters), measured by
-// BenchmarkEdgeMemPerLink (docs/benchmarks.md).
-const linkOverhead = 160
-
-// typicalLinkCost is what a cached link of the usual shape costs
-// (BenchmarkEdgeMemPerLink's links: a compact form of about 230 bytes).
-const typicalLinkCost = config.EdgeCacheBytesPerLink
-
-// linkCost is what the link l costs in the cache's bound: about its bytes of
-// live heap.
-func linkCost(l route.Link) int64 { return int64(l.Size()) + linkOverhead }
-
-// linkCounters is how many TinyLFU counters a link cache of maxCost bytes
-// keeps: counterPerLink per link of the usual size. ristretto suggests 10 per
-// entry; fewer cost less memory (2 bytes and 1.2 bits of doorkeeper each) at
-// some admission accuracy.
-func linkCounters(maxCost int64) int64 {
-	return max(counterPerLink*maxCost/typicalLinkCost, 1024)
-}
-
-const counterPerLink = 4
-
 // close stops the caches; evictions and loads leave them alone afterwards.
 func (c *cache) close() {
 	c.mu.Lock()
 	c.closed = true
 	c.exist.close()
-	c.links.Close()
+	c.links.Clear()
 	c.bios.Close()
 	c.mu.Unlock()
 }
@@ -134,7 +107,7 @@ func linkKey(domain, slug []byte) uint64 {
 // Entries carry their own expiry, checked against the request's clock reading.
 func (c *cache) link(ctx context.Context, domain string, slug []byte, now time.Time) (route.Link, error) {
 	key := linkKey([]byte(domain), slug)
-	if l, ok := c.links.Get(key); ok && l.Is(domain, slug) && l.Fresh(now) {
+	if l, ok := c.links.Get(key, domain, slug); ok && l.Fresh(now) {
 		c.hits.Inc()
 		return l, nil
 	}
@@ -143,7 +116,7 @@ func (c *cache) link(ctx context.Context, domain string, slug []byte, now time.T
 	}
 	c.misses.Inc()
 	s := string(slug)
-	return load(c, c.links, domain+"\x00"+s, key, linkCost, func() (route.Link, error) {
+	return load(c, c.links.Set, domain+"\x00"+s, key, func() (route.Link, error) {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 		defer cancel()
 		l, err := c.reads.resolve(ctx, domain, s)
@@ -166,7 +139,7 @@ func (c *cache) page(ctx context.Context, domain, slug string, now time.Time) (*
 	if p, ok := c.bios.Get(key); ok && p.Domain == domain && p.Slug == slug && now.Before(p.CachedUntil) {
 		return p, nil
 	}
-	return load(c, c.bios, "bio\x00"+domain+"\x00"+slug, key, pageCost, func() (*bioPage, error) {
+	return load(c, c.setPage, "bio\x00"+domain+"\x00"+slug, key, func() (*bioPage, error) {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 		defer cancel()
 		g, err := c.src.ResolveGallery(ctx, domain, slug)
@@ -185,14 +158,21 @@ func (c *cache) page(ctx context.Context, domain, slug string, now time.Time) (*
 	})
 }
 
-// pageCost: pages cost 1 each.
-func pageCost(*bioPage) int64 { return 1 }
+// setPage caches page p as key's, at a cost of 1.
+func (c *cache) setPage(key uint64, p *bioPage) { c.bios.Set(key, p, 1) }
+
+// delPage forgets key's page, and is done when it returns (ristretto
+// applies writes asynchronously, in order).
+func (c *cache) delPage(key uint64) {
+	c.bios.Del(key)
+	c.bios.Wait()
+}
 
 // load reads the entry of key with read, once for all the requests that ask
-// for flight at the same time, and keeps it in m at its cost unless an eviction came
+// for flight at the same time, and keeps it with set unless an eviction came
 // while it read: what it read may then be older than the change, so it is
 // served once and not cached.
-func load[V any](c *cache, m *ristretto.Cache[uint64, V], flight string, key uint64, cost func(V) int64, read func() (V, error)) (V, error) {
+func load[V any](c *cache, set func(uint64, V), flight string, key uint64, read func() (V, error)) (V, error) {
 	v, err, _ := c.loads.Do(flight, func() (any, error) {
 		gen := c.gen.Load()
 		v, err := read()
@@ -201,7 +181,7 @@ func load[V any](c *cache, m *ristretto.Cache[uint64, V], flight string, key uin
 		}
 		c.mu.Lock()
 		if c.gen.Load() == gen && !c.closed {
-			m.Set(key, v, cost(v))
+			set(key, v)
 		}
 		c.mu.Unlock()
 		return v, nil
@@ -216,19 +196,19 @@ func load[V any](c *cache, m *ristretto.Cache[uint64, V], flight string, key uin
 // Evict forgets the cached link (or absence) of domain+slug. Once it returns,
 // no request is answered from what was read before it: a load in flight is
 // neither cached nor joined by later requests, and the cache has applied the
-// deletion (ristretto applies writes asynchronously, in order).
+// deletion.
 func (e *Edge) Evict(domain, slug string) {
-	evict(&e.cache, e.cache.links, domain+"\x00"+slug, linkKey([]byte(domain), []byte(slug)))
+	evict(&e.cache, func(key uint64) { e.cache.links.Del(key, domain, []byte(slug)) }, domain+"\x00"+slug, linkKey([]byte(domain), []byte(slug)))
 }
 
 // EvictGallery forgets the cached page of the gallery domain+slug, with the
 // same guarantee as Evict.
 func (e *Edge) EvictGallery(domain, slug string) {
-	evict(&e.cache, e.cache.bios, "bio\x00"+domain+"\x00"+slug, linkKey([]byte(domain), []byte(slug)))
+	evict(&e.cache, e.cache.delPage, "bio\x00"+domain+"\x00"+slug, linkKey([]byte(domain), []byte(slug)))
 }
 
-// evict forgets the entry of key in m, and the load of flight in flight.
-func evict[V any](c *cache, m *ristretto.Cache[uint64, V], flight string, key uint64) {
+// evict forgets the entry of key with del, and the load of flight in flight.
+func evict(c *cache, del func(uint64), flight string, key uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -236,8 +216,7 @@ func evict[V any](c *cache, m *ristretto.Cache[uint64, V], flight string, key ui
 	}
 	c.gen.Add(1)
 	c.loads.Forget(flight)
-	m.Del(key)
-	m.Wait()
+	del(key)
 }
 
 // EvictAll forgets every cached link, page and domain: the link changes

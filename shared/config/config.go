@@ -117,15 +117,16 @@ type Config struct {
 
 // DefaultEdgeCacheBytes is the default bound of an edge's link cache when
 // neither SHORTLINK_EDGE_CACHE_BYTES nor SHORTLINK_EDGE_CACHE_LINKS is set:
-// 64 MiB of live heap, about 170,000 links of the usual shape (a link's
-// compact form and ristretto's record of it, docs/edge.md). The process's
+// 64 MiB of live heap, about 335,000 links of the usual shape (a link's
+// compact form and its slot in the cache's table, docs/edge.md). The process's
 // RSS is up to twice its live heap with Go's default GOGC.
 const DefaultEdgeCacheBytes = 64 << 20
 
 // EdgeCacheBytesPerLink is what SHORTLINK_EDGE_CACHE_LINKS counts a link
-// as, in bytes of the cache's bound: about what a link of the usual shape
-// costs (docs/benchmarks.md, "Edge memory per cached link").
-const EdgeCacheBytesPerLink = 390
+// as, in bytes of the cache's bound, and what the edge's table of links is
+// made for: about what a link of the usual shape costs (docs/benchmarks.md,
+// "Edge memory per cached link": 196 bytes of live heap).
+const EdgeCacheBytesPerLink = 200
 
 // minEdgeCacheBytes and maxEdgeCacheBytes bound SHORTLINK_EDGE_CACHE_BYTES.
 const (

@@ -4,15 +4,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"shortlink.dev/shared/click"
 	"shortlink.dev/shared/link"
 )
 
 // TestEdgeMemCompactRoundTrip: every field of a link reads back from its
-// compact form, small or past 64 KiB (wide offsets).
+// compact form, small or past 64 KiB (lengths of three bytes).
 func TestEdgeMemCompactRoundTrip(t *testing.T) {
-	until := time.Unix(1_800_000_000, 123)
+	until := time.Unix(1_800_000_000, 0)
 	expires := time.Unix(1_900_000_000, 456)
 	for _, long := range []int{0, 70_000} {
 		pad := strings.Repeat("a", long)
@@ -25,8 +26,11 @@ func TestEdgeMemCompactRoundTrip(t *testing.T) {
 			DeviceTargets: map[string]string{click.DeviceTablet: "https://t.example/"},
 			IsArchived:    true,
 		}, until)
-		if wide := l.s[16]&flagWide != 0; wide != (long > 0) {
-			t.Errorf("long %d: wide %v", long, wide)
+		if l.Size() < long {
+			t.Errorf("long %d: size %d", long, l.Size())
+		}
+		if Deref(l.Ref()) != l {
+			t.Errorf("long %d: Deref(Ref) is another link", long)
 		}
 		checks := []struct{ name, got, want string }{
 			{"Domain", l.Domain(), "sho.rt"}, {"Slug", l.Slug(), "abc"}, {"ID", l.ID(), "lnk_x"},
@@ -50,7 +54,7 @@ func TestEdgeMemCompactRoundTrip(t *testing.T) {
 		if !l.CachedUntil().Equal(until) || !l.ExpiresAt().Equal(expires) {
 			t.Errorf("long %d: until %v expires %v", long, l.CachedUntil(), l.ExpiresAt())
 		}
-		if !l.Fresh(until.Add(-1)) || l.Fresh(until) || l.Expired(expires.Add(-1)) || !l.Expired(expires) {
+		if !l.Fresh(until.Add(-1)) || l.Fresh(until) || Compile(&link.Link{}, until.Add(1)).Fresh(until.Add(time.Second)) || l.Expired(expires.Add(-1)) || !l.Expired(expires) {
 			t.Errorf("long %d: Fresh or Expired wrong at their bounds", long)
 		}
 		if !l.Is("sho.rt", []byte("abc")) || l.Is("sho.rt", []byte("abd")) || l.Is("sho.r", []byte("tabc")) {
@@ -64,5 +68,51 @@ func TestEdgeMemCompactRoundTrip(t *testing.T) {
 	}
 	if plain := Compile(&link.Link{Domain: "d", Slug: "s", DestinationURL: "https://x.example/"}, until); plain.HasPassword() || plain.Archived() || plain.HasLimit() {
 		t.Errorf("plain link has flags")
+	} else if plain.Size() >= 128 || Deref(plain.Ref()) != plain || Deref(a.Ref()) != a || !Deref(nil).IsZero() || (Link{}).Ref() != nil {
+		t.Errorf("Deref(Ref) of a short link or an absence is another")
+	}
+	if !a.Same(NewAbsent("sho.rt", "zz", until.Add(time.Hour))) || a.Same(NewAbsent("sho.rt", "zy", until)) || a.Same(NewAbsent("sho.rs", "zz", until)) {
+		t.Errorf("Same wrong")
+	}
+}
+
+// TestEdgeMemNamesShared: links of one workspace and domain share their
+// names' texts (a reference each); once the table is full, a new name is
+// the link's own text and reads back the same.
+func TestEdgeMemNamesShared(t *testing.T) {
+	until := time.Now().Add(time.Hour)
+	mk := func(ws, domain string) Link {
+		return Compile(&link.Link{ID: "lnk_1", WorkspaceID: ws, Domain: domain, Slug: "s", DestinationURL: "https://x.example/"}, until)
+	}
+	a, b := mk("ws_shared_workspace_id_1", "go.names-example.com"), mk("ws_shared_workspace_id_1", "go.names-example.com")
+	if a.WorkspaceID() != "ws_shared_workspace_id_1" || a.Domain() != "go.names-example.com" {
+		t.Fatalf("names read back %q %q", a.WorkspaceID(), a.Domain())
+	}
+	if unsafe.StringData(a.WorkspaceID()) != unsafe.StringData(b.WorkspaceID()) {
+		t.Errorf("two links of one workspace hold its id twice")
+	}
+	if strings.Contains(a.s, "ws_shared_workspace_id_1") || strings.Contains(a.s, "names-example") {
+		t.Errorf("the link holds a name's text: %q", a.s)
+	}
+
+	names.mu.Lock()
+	n := names.n
+	names.n = maxNames
+	names.mu.Unlock()
+	defer func() {
+		names.mu.Lock()
+		names.n = n
+		names.mu.Unlock()
+	}()
+	full := mk("ws_when_the_table_is_full", "full.names-example.com")
+	if full.WorkspaceID() != "ws_when_the_table_is_full" || full.Domain() != "full.names-example.com" || full.Slug() != "s" ||
+		full.ID() != "lnk_1" || full.Choose(Client{}) != "https://x.example/" || !full.Is("full.names-example.com", []byte("s")) {
+		t.Errorf("a link with its names' texts reads wrong: %q %q %q", full.WorkspaceID(), full.Domain(), full.Slug())
+	}
+	if !strings.Contains(full.s, "ws_when_the_table_is_full") {
+		t.Errorf("a name beyond the full table is not the link's own text")
+	}
+	if shared := mk("ws_shared_workspace_id_1", "go.names-example.com"); shared.Size() != a.Size() {
+		t.Errorf("a name already in the full table is not a reference")
 	}
 }

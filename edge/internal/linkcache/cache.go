@@ -1,0 +1,275 @@
+// Package linkcache keeps an edge's compiled links in memory under a bound
+// in bytes, at about 15 bytes a link besides the link itself.
+//
+// A general cache (ristretto) keeps about 150 bytes of records per entry:
+// a map entry with an expiry, a map of costs, its counters. This one is an
+// open-addressing table of 12-byte slots — 32 bits of the key (two of them
+// the slot's use) and the link as one pointer (route.Link.Ref) — in
+// shards, each with its share of the bound, found by linear probing and
+// emptied by backward shift, and a CLOCK hand for eviction: a hit raises a
+// slot's use (up to 3), the hand lowers it as it passes, and takes the
+// first slot it finds unused. A link hit again and again thus outlives a
+// flood of links read once; a new link starts unused. Slots whose bits
+// match are told apart by the links themselves (route.Link.Is).
+//
+// Get takes a shard's read lock and allocates nothing; Set, Del and Clear
+// take its write lock and are done when they return.
+package linkcache
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"shortlink.dev/edge/internal/route"
+)
+
+// Cache is a bounded map from a domain and slug to their link (or
+// absence), found by the key the caller hashes them into.
+type Cache struct {
+	shards [numShards]shard
+}
+
+const (
+	numShards = 64
+	// SlotBytes is what a slot of the table takes.
+	SlotBytes = 12
+	// maxLoad is the share of a shard's slots that may hold links (in
+	// 1/256ths): linear probing stays short below it.
+	maxLoad = 218 // 0.85
+)
+
+type shard struct {
+	mu sync.RWMutex
+	// A slot is frags[i] and refs[i]; frag 0 is an empty slot.
+	frags    []atomic.Uint32
+	refs     []*byte
+	count    int   // slots holding a link
+	maxCount int   // of slots
+	bytes    int64 // Cost of the links held
+	maxBytes int64
+	hand     int
+	_        [64]byte // keeps the shards' locks on cache lines of their own
+}
+
+// New returns a cache that holds links of at most maxBytes in all: its
+// table, made now for links of perLink bytes each (their slot's share of
+// the table included), and the links' Cost. Smaller links are bounded by
+// the table's slots, larger ones by the bytes.
+func New(maxBytes, perLink int64) *Cache {
+	links := max(maxBytes/perLink, numShards)
+	perShard := int((links + numShards - 1) / numShards)
+	n := max(perShard*256/maxLoad+1, 2)
+	budget := (maxBytes - int64(numShards*n*SlotBytes)) / numShards
+	c := &Cache{}
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.frags, s.refs = make([]atomic.Uint32, n), make([]*byte, n)
+		s.maxCount = max(n*maxLoad/256, 1)
+		s.maxBytes = max(budget, 0)
+	}
+	return c
+}
+
+// Cost is what link l counts for in the bound: the bytes of its
+// allocation, rounded as Go's allocator rounds it.
+func Cost(l route.Link) int64 {
+	n := int64(l.Size())
+	switch {
+	case n <= 256:
+		return (n + 15) &^ 15
+	case n <= 1024:
+		return (n + 63) &^ 63
+	default:
+		return (n + 1023) &^ 1023
+	}
+}
+
+// frag is the part of key a slot holds, its use 0: the high 32 bits, never
+// 0, which marks an empty slot. The low bits of key choose the shard.
+func frag(key uint64) uint32 {
+	if f := uint32(key>>32) &^ 3; f != 0 {
+		return f
+	}
+	return 4
+}
+
+func (c *Cache) shard(key uint64) *shard { return &c.shards[key%numShards] }
+
+// home is where the probe of frag f starts in a table of n slots.
+func home(f uint32, n int) int { return int(uint64(f&^3) * uint64(n) >> 32) }
+
+// Get returns the link of domain+slug, whose key is key, and marks it used.
+func (c *Cache) Get(key uint64, domain string, slug []byte) (route.Link, bool) {
+	f := frag(key)
+	s := c.shard(key)
+	s.mu.RLock()
+	n := len(s.frags)
+	for i := home(f, n); ; {
+		w := s.frags[i].Load()
+		if w == 0 {
+			break
+		}
+		if w&^3 == f {
+			if l := route.Deref(s.refs[i]); l.Is(domain, slug) {
+				if w&3 < 3 {
+					s.frags[i].CompareAndSwap(w, w+1)
+				}
+				s.mu.RUnlock()
+				return l, true
+			}
+		}
+		if i++; i == n {
+			i = 0
+		}
+	}
+	s.mu.RUnlock()
+	return route.Link{}, false
+}
+
+// Set keeps l as the link of its domain and slug, whose key is key, in
+// place of any other, evicting what it must to stay in the bound. A link
+// bigger than a shard's share of the bound is not kept.
+func (c *Cache) Set(key uint64, l route.Link) {
+	f := frag(key)
+	s := c.shard(key)
+	cost := Cost(l)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i, ok := s.find(f, l.Same); ok {
+		s.remove(i)
+	}
+	if cost > s.maxBytes {
+		return
+	}
+	for s.count >= s.maxCount || s.bytes+cost > s.maxBytes {
+		s.evict()
+	}
+	n := len(s.frags)
+	i := home(f, n)
+	for s.frags[i].Load() != 0 {
+		if i++; i == n {
+			i = 0
+		}
+	}
+	s.refs[i] = l.Ref()
+	s.frags[i].Store(f)
+	s.count++
+	s.bytes += cost
+}
+
+// Del forgets the link of domain+slug, whose key is key.
+func (c *Cache) Del(key uint64, domain string, slug []byte) {
+	s := c.shard(key)
+	s.mu.Lock()
+	if i, ok := s.find(frag(key), func(l route.Link) bool { return l.Is(domain, slug) }); ok {
+		s.remove(i)
+	}
+	s.mu.Unlock()
+}
+
+// Clear forgets every link.
+func (c *Cache) Clear() {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		clear(s.frags)
+		clear(s.refs)
+		s.count, s.bytes, s.hand = 0, 0, 0
+		s.mu.Unlock()
+	}
+}
+
+// TableBytes is what the cache's table takes.
+func (c *Cache) TableBytes() int64 {
+	return int64(numShards * len(c.shards[0].frags) * SlotBytes)
+}
+
+// Len is how many links the cache holds.
+func (c *Cache) Len() int {
+	n := 0
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.RLock()
+		n += s.count
+		s.mu.RUnlock()
+	}
+	return n
+}
+
+// Bytes is the Cost of the links the cache holds (its table aside).
+func (c *Cache) Bytes() int64 {
+	var n int64
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.RLock()
+		n += s.bytes
+		s.mu.RUnlock()
+	}
+	return n
+}
+
+// find returns the slot of frag f whose link is, by is, the one looked
+// for; the caller holds the lock.
+func (s *shard) find(f uint32, is func(route.Link) bool) (int, bool) {
+	n := len(s.frags)
+	for i := home(f, n); ; {
+		w := s.frags[i].Load()
+		if w == 0 {
+			return 0, false
+		}
+		if w&^3 == f && is(route.Deref(s.refs[i])) {
+			return i, true
+		}
+		if i++; i == n {
+			i = 0
+		}
+	}
+}
+
+// evict removes one link: the hand moves on, lowering the use of the links
+// it passes, until it finds one unused. The caller holds the lock and the
+// shard holds a link.
+func (s *shard) evict() {
+	n := len(s.frags)
+	for {
+		if w := s.frags[s.hand].Load(); w != 0 {
+			if w&3 == 0 {
+				// The hand stays: remove may move a link into this slot,
+				// and it is looked at next.
+				s.remove(s.hand)
+				return
+			}
+			s.frags[s.hand].Store(w - 1)
+		}
+		if s.hand++; s.hand == n {
+			s.hand = 0
+		}
+	}
+}
+
+// remove empties slot i and moves back the links after it whose probe
+// passed it, so that every link stays reachable from its home without
+// markers of removed ones. The caller holds the lock.
+func (s *shard) remove(i int) {
+	n := len(s.frags)
+	s.count--
+	s.bytes -= Cost(route.Deref(s.refs[i]))
+	for j := i; ; {
+		if j++; j == n {
+			j = 0
+		}
+		w := s.frags[j].Load()
+		if w == 0 {
+			break
+		}
+		// The link at j may fill i unless its home lies cyclically in (i, j].
+		h := home(w, n)
+		if (i <= j && (h <= i || h > j)) || (i > j && h <= i && h > j) {
+			s.refs[i] = s.refs[j]
+			s.frags[i].Store(w)
+			i = j
+		}
+	}
+	s.frags[i].Store(0)
+	s.refs[i] = nil
+}
