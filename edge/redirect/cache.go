@@ -2,6 +2,7 @@ package redirect
 
 import (
 	"context"
+	"crypto/rand"
 	"net"
 	"strings"
 	"sync"
@@ -89,12 +90,13 @@ func (c *cache) close() {
 	c.mu.Unlock()
 }
 
-// linkKey hashes domain and slug into the cache key. The cached value carries
-// its domain and slug, and link and page compare them, so a hash collision is a
-// miss, never a wrong link.
+// linkKey hashes domain and slug into the cache key, under the process's
+// keySeed. The cached value carries its domain and slug, and link and page
+// compare them, so a hash collision is a miss, never a wrong link.
 func linkKey(domain, slug []byte) uint64 {
-	var buf [400]byte
-	n := copy(buf[:], domain)
+	var buf [408]byte
+	n := copy(buf[:], keySeed[:])
+	n += copy(buf[n:], domain)
 	if n < len(buf) {
 		buf[n] = 0
 		n++
@@ -102,6 +104,16 @@ func linkKey(domain, slug []byte) uint64 {
 	n += copy(buf[n:], slug)
 	return xxhash.Sum64(buf[:n])
 }
+
+// keySeed is hashed before every key: random for each process, so that
+// no one can work out slugs whose keys crowd into one place of the link
+// table (its probes would grow long) from xxhash's published function.
+var keySeed = func() (seed [8]byte) {
+	if _, err := rand.Read(seed[:]); err != nil {
+		panic(err)
+	}
+	return seed
+}()
 
 // link returns the compiled link of domain+slug, from the cache or the source.
 // Entries carry their own expiry, checked against the request's clock reading.

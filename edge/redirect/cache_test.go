@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
+
 	"shortlink.dev/edge/internal/linkcache"
 	"shortlink.dev/edge/internal/route"
 	"shortlink.dev/shared/bus"
@@ -117,5 +119,17 @@ func TestResetForgetsEveryCachedLink(t *testing.T) {
 		if got.IsZero() || got.ID() != "lnk_new_"+slug {
 			t.Fatalf("%s after a reset: link %q, want the link read again", slug, got.ID())
 		}
+	}
+}
+
+// TestLinkKeySeeded: the cache key is not xxhash's published function of
+// domain and slug, so slugs that crowd the link table cannot be worked out
+// offline.
+func TestLinkKeySeeded(t *testing.T) {
+	if keySeed == [8]byte{} {
+		t.Fatal("no seed")
+	}
+	if linkKey([]byte("localhost:8081"), []byte("abc")) == xxhash.Sum64String("localhost:8081\x00abc") {
+		t.Error("the key is the unseeded hash")
 	}
 }
