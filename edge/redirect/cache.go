@@ -72,6 +72,17 @@ func (c *cache) init(o Options, m *metrics) error {
 		maxBytes = config.DefaultEdgeCacheBytes
 	}
 	c.links = linkcache.New(maxBytes, config.EdgeCacheBytesPerLink)
+	o.Registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "shortlink_edge_cache_links",
+			Help: "Links (and absences) the edge's link cache holds."},
+			func() float64 { return float64(c.links.Len()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "shortlink_edge_cache_bytes",
+			Help: "Bytes the edge's link cache holds, its table included; at most SHORTLINK_EDGE_CACHE_BYTES."},
+			func() float64 { return float64(c.links.Bytes() + c.links.TableBytes()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "shortlink_edge_cache_evictions_total",
+			Help: "Links the edge's link cache let go to make room (a steady rise: the cache is smaller than the links in use)."},
+			func() float64 { return float64(c.links.Evictions()) }),
+	)
 	// Pages cost 1 each.
 	var err error
 	c.bios, err = ristretto.NewCache(&ristretto.Config[uint64, *bioPage]{

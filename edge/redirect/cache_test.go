@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"shortlink.dev/edge/internal/linkcache"
 	"shortlink.dev/edge/internal/route"
@@ -131,5 +132,53 @@ func TestLinkKeySeeded(t *testing.T) {
 	}
 	if linkKey([]byte("localhost:8081"), []byte("abc")) == xxhash.Sum64String("localhost:8081\x00abc") {
 		t.Error("the key is the unseeded hash")
+	}
+}
+
+// TestCacheMetrics: the link cache's size, bytes and evictions are on
+// /metrics: a cache of 64 KiB asked for 2,000 links holds what it has room
+// for, within its bound, and counts the others it let go.
+func TestCacheMetrics(t *testing.T) {
+	src := mapSource{}
+	for i := range 2000 {
+		slug := "s" + strconv.Itoa(i)
+		src["localhost:8081/"+slug] = &link.Link{ID: "lnk_" + slug, WorkspaceID: "ws", Domain: "localhost:8081",
+			Slug: slug, DestinationURL: "https://example.com/" + slug, Tags: []string{}}
+	}
+	cfg, err := config.Load(func(k string) string {
+		if k == "SHORTLINK_EDGE_CACHE_BYTES" {
+			return "65536"
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bus.NewMemory(bus.MemoryOptions{})
+	go b.Consume(func(context.Context, []click.Event) error { return nil })
+	t.Cleanup(func() { b.Close(context.Background()) })
+	reg := prometheus.NewRegistry()
+	e, err := New(Options{Config: cfg, Source: src, Clicks: b, Secret: []byte("cache-secret"), Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2000 {
+		if _, err := e.cache.link(context.Background(), "localhost:8081", []byte("s"+strconv.Itoa(i)), time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]float64{}
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			got[f.GetName()] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
+		}
+	}
+	links, bytes, evictions := got["shortlink_edge_cache_links"], got["shortlink_edge_cache_bytes"], got["shortlink_edge_cache_evictions_total"]
+	if links < 100 || links != float64(e.cache.links.Len()) || bytes > 65536 || bytes <= float64(e.cache.links.TableBytes()) || links+evictions != 2000 {
+		t.Errorf("links %v, bytes %v, evictions %v (2,000 links read, a bound of 65,536 bytes)", links, bytes, evictions)
 	}
 }

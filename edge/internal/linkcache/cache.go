@@ -39,7 +39,8 @@ const (
 )
 
 type shard struct {
-	mu sync.RWMutex
+	mu        sync.RWMutex
+	evictions atomic.Uint64
 	// A slot is frags[i] and refs[i]; frag 0 is an empty slot.
 	frags    []atomic.Uint32
 	refs     []*byte
@@ -196,6 +197,15 @@ func (c *Cache) Len() int {
 	return n
 }
 
+// Evictions is how many links the cache let go to make room.
+func (c *Cache) Evictions() uint64 {
+	var n uint64
+	for i := range c.shards {
+		n += c.shards[i].evictions.Load()
+	}
+	return n
+}
+
 // Bytes is the Cost of the links the cache holds (its table aside).
 func (c *Cache) Bytes() int64 {
 	var n int64
@@ -237,6 +247,7 @@ func (s *shard) evict() {
 				// The hand stays: remove may move a link into this slot,
 				// and it is looked at next.
 				s.remove(s.hand)
+				s.evictions.Add(1)
 				return
 			}
 			s.frags[s.hand].Store(w - 1)

@@ -117,6 +117,9 @@ func TestEdgeMemCacheBound(t *testing.T) {
 	if n := int64(c.Len()); n < want*8/10 {
 		t.Errorf("%d links held, made for %d", n, want)
 	}
+	if ev := c.Evictions(); ev != 100_000-uint64(c.Len()) {
+		t.Errorf("%d evictions, %d links set and %d held", ev, 100_000, c.Len())
+	}
 	if big := mkLink(1, maxBytes); true {
 		c.Set(1, big)
 		if _, ok := get(c, 1); ok {
