@@ -128,7 +128,8 @@ func (c *Cache) Get(key uint64, domain string, slug []byte) (route.Link, bool) {
 }
 
 // Set keeps l as the link of its domain and slug, whose key is key, in
-// place of any other, evicting what it must to stay in the bound. A link
+// place of any other (whose use it keeps), evicting what it must to stay
+// in the bound. A link
 // bigger than a shard's share of the bound is not kept.
 func (c *Cache) Set(key uint64, l route.Link) {
 	f := frag(key)
@@ -136,7 +137,9 @@ func (c *Cache) Set(key uint64, l route.Link) {
 	cost := Cost(l)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var use uint32 // a link read again keeps the use of the one it replaces
 	if i, ok := s.find(f, l.Same); ok {
+		use = s.frags[i].Load() & 3
 		s.remove(i)
 	}
 	if cost > s.maxBytes {
@@ -153,7 +156,7 @@ func (c *Cache) Set(key uint64, l route.Link) {
 		}
 	}
 	s.refs[i] = l.Ref()
-	s.frags[i].Store(f)
+	s.frags[i].Store(f | use)
 	s.count++
 	s.bytes += cost
 }

@@ -219,3 +219,23 @@ func BenchmarkEdgeMemCacheGet(b *testing.B) {
 		}
 	})
 }
+
+// TestEdgeMemCacheSetKeepsUse: a link read again (its cache time over)
+// keeps the use of the one it replaces: a hot link is not the next evicted.
+func TestEdgeMemCacheSetKeepsUse(t *testing.T) {
+	c := New(1<<20, 200)
+	const k = 77 << 32
+	c.Set(k, mkLink(k, 100))
+	for range 5 {
+		get(c, k)
+	}
+	c.Set(k, mkLink(k, 120))
+	s := c.shard(k)
+	i, ok := s.find(frag(k), mkLink(k, 0).Same)
+	if !ok || s.frags[i].Load()&3 != 3 {
+		t.Fatalf("after a set of a link in use: found %v, use %d", ok, s.frags[i].Load()&3)
+	}
+	if l, _ := get(c, k); l != mkLink(k, 120) || c.Len() != 1 {
+		t.Errorf("the set did not replace the link (%d links)", c.Len())
+	}
+}
