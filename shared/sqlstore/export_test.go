@@ -12,3 +12,6 @@ func SetPruneBatch(t testing.TB, batch int, pause time.Duration) {
 	pruneBatch, prunePause = batch, pause
 	t.Cleanup(func() { pruneBatch, prunePause = oldBatch, oldPause })
 }
+
+// InsertArrays is insertArrays, for a test on a table of its own.
+var InsertArrays = insertArrays

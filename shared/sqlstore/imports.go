@@ -415,53 +415,25 @@ func insertArrays(ctx context.Context, tx *sql.Tx, insert string, rows [][]any) 
 	q.WriteString(insert)
 	q.WriteString(" SELECT * FROM unnest(")
 	for j := range width {
-		var cast string
+		var (
+			cast string
+			err  error
+		)
 		switch rows[0][j].(type) {
 		case string, sql.NullString:
-			a := make([]*string, len(rows))
-			for i, r := range rows {
-				switch v := r[j].(type) {
-				case string:
-					a[i] = &v
-				case sql.NullString:
-					if v.Valid {
-						a[i] = &v.String
-					}
-				default:
-					return fmt.Errorf("insert arrays: column %d: %T among strings", j, v)
-				}
-			}
-			args[j], cast = a, "text[]"
+			args[j], err = column(rows, j, "strings", textValue)
+			cast = "text[]"
 		case int64, int, sql.NullInt64:
-			a := make([]*int64, len(rows))
-			for i, r := range rows {
-				switch v := r[j].(type) {
-				case int64:
-					a[i] = &v
-				case int:
-					n := int64(v)
-					a[i] = &n
-				case sql.NullInt64:
-					if v.Valid {
-						a[i] = &v.Int64
-					}
-				default:
-					return fmt.Errorf("insert arrays: column %d: %T among integers", j, v)
-				}
-			}
-			args[j], cast = a, "bigint[]"
+			args[j], err = column(rows, j, "integers", bigintValue)
+			cast = "bigint[]"
 		case bool:
-			a := make([]bool, len(rows))
-			for i, r := range rows {
-				v, ok := r[j].(bool)
-				if !ok {
-					return fmt.Errorf("insert arrays: column %d: %T among booleans", j, r[j])
-				}
-				a[i] = v
-			}
-			args[j], cast = a, "boolean[]"
+			args[j], err = column(rows, j, "booleans", booleanValue)
+			cast = "boolean[]"
 		default:
 			return fmt.Errorf("insert arrays: column %d: %T", j, rows[0][j])
+		}
+		if err != nil {
+			return err
 		}
 		if j > 0 {
 			q.WriteString(", ")
@@ -471,6 +443,58 @@ func insertArrays(ctx context.Context, tx *sql.Tx, insert string, rows [][]any) 
 	q.WriteByte(')')
 	_, err := tx.ExecContext(ctx, q.String(), args...)
 	return err
+}
+
+// column returns column j of rows as the array insertArrays passes for
+// it, each value through conv, or an error naming the column, kind (its
+// values' kind, plural) and the type of the first value conv refuses.
+func column[T any](rows [][]any, j int, kind string, conv func(any) (T, bool)) ([]T, error) {
+	a := make([]T, len(rows))
+	for i, r := range rows {
+		v, ok := conv(r[j])
+		if !ok {
+			return nil, fmt.Errorf("insert arrays: column %d: %T among %s", j, r[j], kind)
+		}
+		a[i] = v
+	}
+	return a, nil
+}
+
+// textValue is v as an element of a text[] argument: nil for SQL NULL.
+func textValue(v any) (*string, bool) {
+	switch v := v.(type) {
+	case string:
+		return &v, true
+	case sql.NullString:
+		if !v.Valid {
+			return nil, true
+		}
+		return &v.String, true
+	}
+	return nil, false
+}
+
+// bigintValue is v as an element of a bigint[] argument: nil for SQL NULL.
+func bigintValue(v any) (*int64, bool) {
+	switch v := v.(type) {
+	case int64:
+		return &v, true
+	case int:
+		n := int64(v)
+		return &n, true
+	case sql.NullInt64:
+		if !v.Valid {
+			return nil, true
+		}
+		return &v.Int64, true
+	}
+	return nil, false
+}
+
+// booleanValue is v as an element of a boolean[] argument.
+func booleanValue(v any) (bool, bool) {
+	b, ok := v.(bool)
+	return b, ok
 }
 
 // stmtCache holds statements prepared on a database, by their text.
