@@ -23,10 +23,10 @@ import (
 // cache is what the edge keeps of its source's answers: compiled links in
 // a table of its own (internal/linkcache), rendered gallery pages in a
 // ristretto cache, and the link domain of each Host. A miss is read from
-// the source once however many requests ask for it
-// at the same time (singleflight). Every eviction bumps a generation, and a
-// read that began in an older generation is served once and not cached, so
-// that an eviction wins over a read that raced it.
+// the source once however many requests ask for it at the same time
+// (singleflight). Every eviction bumps a generation, and a read that began
+// in an older generation is served once and not cached, so that an
+// eviction wins over a read that raced it.
 type cache struct {
 	src     Source
 	cfg     *config.Config
