@@ -214,21 +214,11 @@ type session struct {
 	domain string
 }
 
-// start starts a process, registers its stop for cleanup, and waits for its
-// banner lines.
+// start starts a process logging into the run's folder, registers its stop
+// for cleanup, and waits for its banner lines (proc.StartReady).
 func (b *bench) start(spec proc.Spec, ready time.Duration, banner ...*regexp.Regexp) (*proc.Process, []string, error) {
 	spec.LogDir = b.dir
-	p, err := proc.Start(spec)
-	if err != nil {
-		return nil, nil, err
-	}
-	b.cleanups.Defer(func() { p.Stop(30 * time.Second) }) //nolint:errcheck // cleanup: best effort
-	found, err := p.Await(ready, banner...)
-	if err != nil {
-		p.Kill()
-		return nil, nil, err
-	}
-	return p, found, nil
+	return proc.StartReady(spec, &b.cleanups, ready, banner...)
 }
 
 // startEdge starts a bin/edge pinned to -edge-cpu that reads the client's

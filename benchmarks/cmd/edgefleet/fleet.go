@@ -182,23 +182,18 @@ func (f *fleet) setUp() error {
 	return nil
 }
 
-// start starts a process, registers its stop for cleanup, and waits for its
-// banner lines.
+// start starts a process logging into the run's folder, registers its stop
+// for cleanup, and waits for its banner lines (proc.StartReady). The stop is
+// preceded by a SIGCONT: an edge the freeze phase left stopped cannot take
+// SIGTERM.
 func (f *fleet) start(spec proc.Spec, ready time.Duration, banner ...*regexp.Regexp) (*proc.Process, []string, error) {
 	spec.LogDir = f.dir
-	p, err := proc.Start(spec)
+	p, found, err := proc.StartReady(spec, &f.cleanups, ready, banner...)
 	if err != nil {
 		return nil, nil, err
 	}
-	f.cleanups.Defer(func() {
-		p.Signal(sigCont)        //nolint:errcheck // a stopped process cannot take SIGTERM
-		p.Stop(30 * time.Second) //nolint:errcheck // cleanup: best effort
-	})
-	found, err := p.Await(ready, banner...)
-	if err != nil {
-		p.Kill()
-		return nil, nil, err
-	}
+	// Registered after StartReady's stop, it runs before it (last first).
+	f.cleanups.Defer(func() { p.Signal(sigCont) }) //nolint:errcheck // cleanup: best effort
 	return p, found, nil
 }
 

@@ -370,23 +370,14 @@ var (
 	metrLine = regexp.MustCompile(`(?m)^\s*Metrics:\s+(http://\S+/metrics)\s*$`)
 )
 
-// start starts a process, registers its stop for cleanup, and waits for its
-// banner lines; it returns their first submatches.
+// start starts a process (logging into the run's folder unless spec names
+// another), registers its stop for cleanup, and waits for its banner lines;
+// it returns their first submatches (proc.StartReady).
 func (b *bench) start(spec proc.Spec, ready time.Duration, banner ...*regexp.Regexp) (*proc.Process, []string, error) {
 	if spec.LogDir == "" {
 		spec.LogDir = b.dir
 	}
-	p, err := proc.Start(spec)
-	if err != nil {
-		return nil, nil, err
-	}
-	b.cleanups.Defer(func() { p.Stop(30 * time.Second) }) //nolint:errcheck // cleanup: best effort
-	found, err := p.Await(ready, banner...)
-	if err != nil {
-		p.Kill()
-		return nil, nil, err
-	}
-	return p, found, nil
+	return proc.StartReady(spec, &b.cleanups, ready, banner...)
 }
 
 // startBare starts bare302 pinned like the servers under test.
