@@ -118,7 +118,7 @@ func (b *bench) run(command string) error {
 		return err
 	}
 	for _, name := range []string{"controlplane", "edge", "analytics"} {
-		if err := proc.CopyFile(filepath.Join(b.o.bin, name), filepath.Join(bins, name)); err != nil {
+		if err := proc.CopyFile(filepath.Join(b.o.Bin, name), filepath.Join(bins, name)); err != nil {
 			return fmt.Errorf("%w (run `make build`)", err)
 		}
 	}
@@ -133,7 +133,7 @@ func (b *bench) run(command string) error {
 		return err
 	}
 	progress("starting the engines (deploy/local/services up)")
-	eng, err := engines.Up(b.o.root, filepath.Join(b.dir, "engines"), b.o.postgres, os.Stderr)
+	eng, err := engines.Up(b.o.Root, filepath.Join(b.dir, "engines"), b.o.Postgres, os.Stderr)
 	if err != nil {
 		return err
 	}

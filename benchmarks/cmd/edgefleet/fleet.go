@@ -82,7 +82,7 @@ type flink struct {
 }
 
 func newFleet(o options, out io.Writer) (*fleet, error) {
-	dir := o.dir
+	dir := o.Dir
 	if dir == "" {
 		var err error
 		if dir, err = os.MkdirTemp("", "edgefleet-"); err != nil {
@@ -92,8 +92,8 @@ func newFleet(o options, out io.Writer) (*fleet, error) {
 		return nil, err
 	}
 	f := &fleet{o: o, dir: dir, out: out}
-	if o.out != "" {
-		file, err := os.Create(o.out)
+	if o.Out != "" {
+		file, err := os.Create(o.Out)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +114,7 @@ func (f *fleet) setUp() error {
 		return err
 	}
 	for _, name := range []string{"controlplane", "edge"} {
-		if err := proc.CopyFile(filepath.Join(f.o.bin, name), filepath.Join(f.bins, name)); err != nil {
+		if err := proc.CopyFile(filepath.Join(f.o.Bin, name), filepath.Join(f.bins, name)); err != nil {
 			return fmt.Errorf("%w (run `make build`)", err)
 		}
 	}
@@ -200,7 +200,7 @@ func (f *fleet) start(spec proc.Spec, ready time.Duration, banner ...*regexp.Reg
 // servicesUp runs `deploy/local/services up DIR` (benchmarks/internal/engines)
 // on -postgres and registers `services down DIR` for cleanup.
 func (f *fleet) servicesUp(dir string) (*engines.Engines, error) {
-	e, err := engines.Up(f.o.root, dir, f.o.postgres, os.Stderr)
+	e, err := engines.Up(f.o.Root, dir, f.o.Postgres, os.Stderr)
 	if err != nil {
 		return nil, err
 	}
