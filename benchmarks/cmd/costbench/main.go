@@ -51,40 +51,36 @@ import (
 	"time"
 
 	"shortlink.dev/benchmarks/internal/cleanup"
+	"shortlink.dev/benchmarks/internal/cliopts"
 	"shortlink.dev/benchmarks/internal/proc"
 )
 
 // options are the command's flags.
 type options struct {
-	root, bin, dir, out string
-	postgres            string
-	edgeCPU, wrkCPU     string
-	conns               int
-	links               int
-	clicks              int64
-	headDuration        time.Duration
-	pacedRate           float64
-	missRate            float64
-	clickTimeout        time.Duration
-	pipelineTimeout     time.Duration
-	mergeTimeout        time.Duration
-	changes             int
-	changeConns         int
-	missDuration        time.Duration
-	missCacheBytes      int
-	statsWait           time.Duration
-	keep                bool
-	assume              assumptions
+	cliopts.Options
+	edgeCPU, wrkCPU string
+	conns           int
+	links           int
+	clicks          int64
+	headDuration    time.Duration
+	pacedRate       float64
+	missRate        float64
+	clickTimeout    time.Duration
+	pipelineTimeout time.Duration
+	mergeTimeout    time.Duration
+	changes         int
+	changeConns     int
+	missDuration    time.Duration
+	missCacheBytes  int
+	statsWait       time.Duration
+	assume          assumptions
 }
 
 func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("costbench", flag.ContinueOnError)
-	fs.StringVar(&o.root, "root", ".", "the repository root (deploy/local/services is run from it)")
-	fs.StringVar(&o.bin, "bin", "bin", "folder holding controlplane, edge and analytics (`make build`)")
-	fs.StringVar(&o.dir, "dir", "", "working folder for data and logs (default: a new temporary folder, removed unless -keep or a failure)")
-	fs.StringVar(&o.out, "out", "", "also write the report (markdown) to this file")
-	fs.StringVar(&o.postgres, "postgres", "", "the PostgreSQL server services up creates its database on (default: SHORTLINK_LOCAL_POSTGRES_URL, else 127.0.0.1:5432)")
+	o.Register(fs, "controlplane, edge and analytics")
+	o.RegisterPostgres(fs)
 	fs.StringVar(&o.edgeCPU, "edge-cpu", "0", "taskset -c list of the edges (empty: not pinned)")
 	fs.StringVar(&o.wrkCPU, "wrk-cpu", "1", "taskset -c list of wrk (empty: not pinned)")
 	fs.IntVar(&o.conns, "conns", 64, "wrk connections (-t1)")
@@ -101,7 +97,6 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.missDuration, "miss-duration", 10*time.Second, "the cache-miss run")
 	fs.IntVar(&o.missCacheBytes, "miss-cache-bytes", 1<<16, "SHORTLINK_EDGE_CACHE_BYTES of the miss phase's edge (64 KiB, the least: about 170 links)")
 	fs.DurationVar(&o.statsWait, "stats-wait", 11*time.Second, "wait before and after each PostgreSQL measurement (a backend reports its counters within 10 s of going idle)")
-	fs.BoolVar(&o.keep, "keep", false, "keep the working folder")
 	fs.Float64Var(&o.assume.Peak, "peak", 10, "sizing: peak rate ÷ the month's average rate")
 	fs.Float64Var(&o.assume.Util, "util", 0.6, "sizing: the share of a core a component may use at peak")
 	fs.IntVar(&o.assume.MachineCores, "machine-cores", 8, "sizing: cores of one machine")
@@ -170,7 +165,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "costbench: logs kept in", b.dir)
 		os.Exit(1)
 	}
-	if !o.keep {
+	if !o.Keep {
 		os.RemoveAll(b.dir)
 	}
 }
@@ -185,7 +180,7 @@ type bench struct {
 }
 
 func newBench(o options, out io.Writer) (*bench, error) {
-	dir := o.dir
+	dir := o.Dir
 	if dir == "" {
 		var err error
 		if dir, err = os.MkdirTemp("", "costbench-"); err != nil {
@@ -195,8 +190,8 @@ func newBench(o options, out io.Writer) (*bench, error) {
 		return nil, err
 	}
 	b := &bench{o: o, dir: dir, out: out}
-	if o.out != "" {
-		f, err := os.Create(o.out)
+	if o.Out != "" {
+		f, err := os.Create(o.Out)
 		if err != nil {
 			return nil, err
 		}

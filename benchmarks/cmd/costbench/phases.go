@@ -118,7 +118,7 @@ func (b *bench) run(command string) error {
 		return err
 	}
 	for _, name := range []string{"controlplane", "edge", "analytics"} {
-		if err := proc.CopyFile(filepath.Join(b.o.bin, name), filepath.Join(bins, name)); err != nil {
+		if err := proc.CopyFile(filepath.Join(b.o.Bin, name), filepath.Join(bins, name)); err != nil {
 			return fmt.Errorf("%w (run `make build`)", err)
 		}
 	}
@@ -133,7 +133,7 @@ func (b *bench) run(command string) error {
 		return err
 	}
 	progress("starting the engines (deploy/local/services up)")
-	eng, err := engines.Up(b.o.root, filepath.Join(b.dir, "engines"), b.o.postgres, os.Stderr)
+	eng, err := engines.Up(b.o.Root, filepath.Join(b.dir, "engines"), b.o.Postgres, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -214,21 +214,11 @@ type session struct {
 	domain string
 }
 
-// start starts a process, registers its stop for cleanup, and waits for its
-// banner lines.
+// start starts a process logging into the run's folder, registers its stop
+// for cleanup, and waits for its banner lines (proc.StartReady).
 func (b *bench) start(spec proc.Spec, ready time.Duration, banner ...*regexp.Regexp) (*proc.Process, []string, error) {
 	spec.LogDir = b.dir
-	p, err := proc.Start(spec)
-	if err != nil {
-		return nil, nil, err
-	}
-	b.cleanups.Defer(func() { p.Stop(30 * time.Second) }) //nolint:errcheck // cleanup: best effort
-	found, err := p.Await(ready, banner...)
-	if err != nil {
-		p.Kill()
-		return nil, nil, err
-	}
-	return p, found, nil
+	return proc.StartReady(spec, &b.cleanups, ready, banner...)
 }
 
 // startEdge starts a bin/edge pinned to -edge-cpu that reads the client's

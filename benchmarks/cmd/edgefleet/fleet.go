@@ -82,7 +82,7 @@ type flink struct {
 }
 
 func newFleet(o options, out io.Writer) (*fleet, error) {
-	dir := o.dir
+	dir := o.Dir
 	if dir == "" {
 		var err error
 		if dir, err = os.MkdirTemp("", "edgefleet-"); err != nil {
@@ -92,8 +92,8 @@ func newFleet(o options, out io.Writer) (*fleet, error) {
 		return nil, err
 	}
 	f := &fleet{o: o, dir: dir, out: out}
-	if o.out != "" {
-		file, err := os.Create(o.out)
+	if o.Out != "" {
+		file, err := os.Create(o.Out)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +114,7 @@ func (f *fleet) setUp() error {
 		return err
 	}
 	for _, name := range []string{"controlplane", "edge"} {
-		if err := proc.CopyFile(filepath.Join(f.o.bin, name), filepath.Join(f.bins, name)); err != nil {
+		if err := proc.CopyFile(filepath.Join(f.o.Bin, name), filepath.Join(f.bins, name)); err != nil {
 			return fmt.Errorf("%w (run `make build`)", err)
 		}
 	}
@@ -182,30 +182,25 @@ func (f *fleet) setUp() error {
 	return nil
 }
 
-// start starts a process, registers its stop for cleanup, and waits for its
-// banner lines.
+// start starts a process logging into the run's folder, registers its stop
+// for cleanup, and waits for its banner lines (proc.StartReady). The stop is
+// preceded by a SIGCONT: an edge the freeze phase left stopped cannot take
+// SIGTERM.
 func (f *fleet) start(spec proc.Spec, ready time.Duration, banner ...*regexp.Regexp) (*proc.Process, []string, error) {
 	spec.LogDir = f.dir
-	p, err := proc.Start(spec)
+	p, found, err := proc.StartReady(spec, &f.cleanups, ready, banner...)
 	if err != nil {
 		return nil, nil, err
 	}
-	f.cleanups.Defer(func() {
-		p.Signal(sigCont)        //nolint:errcheck // a stopped process cannot take SIGTERM
-		p.Stop(30 * time.Second) //nolint:errcheck // cleanup: best effort
-	})
-	found, err := p.Await(ready, banner...)
-	if err != nil {
-		p.Kill()
-		return nil, nil, err
-	}
+	// Registered after StartReady's stop, it runs before it (last first).
+	f.cleanups.Defer(func() { p.Signal(sigCont) }) //nolint:errcheck // cleanup: best effort
 	return p, found, nil
 }
 
 // servicesUp runs `deploy/local/services up DIR` (benchmarks/internal/engines)
 // on -postgres and registers `services down DIR` for cleanup.
 func (f *fleet) servicesUp(dir string) (*engines.Engines, error) {
-	e, err := engines.Up(f.o.root, dir, f.o.postgres, os.Stderr)
+	e, err := engines.Up(f.o.Root, dir, f.o.Postgres, os.Stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -35,37 +35,34 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"shortlink.dev/benchmarks/internal/cliopts"
 )
 
 // options are the command's flags.
 type options struct {
-	root, bin, dir, out string
-	postgres            string
-	edges               int
-	cacheLinks          int
-	links               int
-	rate                float64
-	duration            time.Duration
-	freeze              time.Duration
-	conns               int
-	loadRate            float64
-	saturate            time.Duration
-	limit               int64
-	limitRuns           int
-	limitConns          int
-	limitTimeout        time.Duration
-	keep                bool
-	quiet               bool
+	cliopts.Options
+	edges        int
+	cacheLinks   int
+	links        int
+	rate         float64
+	duration     time.Duration
+	freeze       time.Duration
+	conns        int
+	loadRate     float64
+	saturate     time.Duration
+	limit        int64
+	limitRuns    int
+	limitConns   int
+	limitTimeout time.Duration
+	quiet        bool
 }
 
 func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("edgefleet", flag.ContinueOnError)
-	fs.StringVar(&o.root, "root", ".", "the repository root (deploy/local/services is run from it)")
-	fs.StringVar(&o.bin, "bin", "bin", "folder holding controlplane and edge (`make build`)")
-	fs.StringVar(&o.dir, "dir", "", "working folder for data and logs (default: a new temporary folder, removed unless -keep or a failure)")
-	fs.StringVar(&o.out, "out", "", "also write the report (markdown) to this file")
-	fs.StringVar(&o.postgres, "postgres", "", "the PostgreSQL server services up creates its database on (default: SHORTLINK_LOCAL_POSTGRES_URL, else 127.0.0.1:5432)")
+	o.Register(fs, "controlplane and edge")
+	o.RegisterPostgres(fs)
 	fs.IntVar(&o.edges, "edges", 16, "edge processes")
 	fs.IntVar(&o.cacheLinks, "cache-links", 1024, "SHORTLINK_EDGE_CACHE_LINKS of every edge")
 	fs.IntVar(&o.links, "links", 64, "links changed in turn (and requested by the load)")
@@ -79,7 +76,6 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.saturate, "saturate", 5*time.Second, "unpaced wrk (-conns each) on every edge at once, for the redirects per CPU-second at full load (0: skipped)")
 	fs.IntVar(&o.limitConns, "limit-conns", 2, "wrk connections per edge during a click-limit run")
 	fs.DurationVar(&o.limitTimeout, "limit-timeout", 3*time.Minute, "longest a click-limit run may take")
-	fs.BoolVar(&o.keep, "keep", false, "keep the working folder")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -144,7 +140,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "edgefleet: logs kept in", f.dir)
 		os.Exit(1)
 	}
-	if !o.keep {
+	if !o.Keep {
 		os.RemoveAll(f.dir)
 	}
 }

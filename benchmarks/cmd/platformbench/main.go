@@ -56,6 +56,7 @@ import (
 
 	"shortlink.dev/benchmarks/internal/api"
 	"shortlink.dev/benchmarks/internal/cleanup"
+	"shortlink.dev/benchmarks/internal/cliopts"
 	"shortlink.dev/benchmarks/internal/engines"
 	"shortlink.dev/benchmarks/internal/proc"
 	"shortlink.dev/benchmarks/internal/report"
@@ -75,8 +76,7 @@ var allPhases = []string{"standalone", "crash", "stats-sqlite", "split", "miss",
 
 // options are the command's flags.
 type options struct {
-	root, bin, dir   string
-	out              string
+	cliopts.Options
 	phases           []string
 	duration, warmup time.Duration
 	rounds, conns    int
@@ -95,7 +95,6 @@ type options struct {
 	missRate         float64
 	walkTimeout      time.Duration
 	pipelineTimeout  time.Duration
-	keep             bool
 }
 
 func main() {
@@ -124,7 +123,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "platformbench: logs kept in", b.dir)
 		os.Exit(1)
 	}
-	if !o.keep {
+	if !o.Keep {
 		os.RemoveAll(b.dir)
 	}
 }
@@ -132,10 +131,7 @@ func main() {
 func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("platformbench", flag.ContinueOnError)
-	fs.StringVar(&o.root, "root", ".", "the repository root (deploy/local/services is run from it)")
-	fs.StringVar(&o.bin, "bin", "bin", "folder holding shortlink, controlplane, edge, analytics and bare302 (`make build`)")
-	fs.StringVar(&o.dir, "dir", "", "working folder for data and logs (default: a new temporary folder, removed unless -keep or a failure)")
-	fs.StringVar(&o.out, "out", "", "also write the report (markdown) to this file")
+	o.Register(fs, "shortlink, controlplane, edge, analytics and bare302")
 	phases := fs.String("phases", "all", "comma-separated phases: "+strings.Join(allPhases, ",")+" (or all)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured wrk run per target and round")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured wrk run before each measured one")
@@ -154,7 +150,6 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&o.missRate, "miss-rate", 7137, "requests a second of the paced run of random links (the miss p99 at a fixed load)")
 	fs.DurationVar(&o.walkTimeout, "walk-timeout", 300*time.Second, "longest the RSS walk over every link may take")
 	fs.DurationVar(&o.pipelineTimeout, "pipeline-timeout", 300*time.Second, "longest wait for the pipeline to count every click")
-	fs.BoolVar(&o.keep, "keep", false, "keep the working folder")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -251,7 +246,7 @@ type bench struct {
 }
 
 func newBench(o options) (*bench, error) {
-	dir := o.dir
+	dir := o.Dir
 	if dir == "" {
 		var err error
 		if dir, err = os.MkdirTemp("", "platformbench-"); err != nil {
@@ -262,8 +257,8 @@ func newBench(o options) (*bench, error) {
 	}
 	b := &bench{o: o, dir: dir, out: os.Stdout,
 		verdicts: report.NewTable("measure", "result", "target", "verdict")}
-	if o.out != "" {
-		f, err := os.Create(o.out)
+	if o.Out != "" {
+		f, err := os.Create(o.Out)
 		if err != nil {
 			return nil, err
 		}
@@ -340,9 +335,9 @@ func (b *bench) prepare() error {
 		return err
 	}
 	for _, name := range binaries {
-		src := filepath.Join(b.o.bin, name)
+		src := filepath.Join(b.o.Bin, name)
 		if err := proc.CopyFile(src, filepath.Join(b.bins, name)); err != nil {
-			return fmt.Errorf("%w (run `make build` and `go build -o %s/bare302 ./benchmarks/cmd/bare302`, or `make bench`)", err, b.o.bin)
+			return fmt.Errorf("%w (run `make build` and `go build -o %s/bare302 ./benchmarks/cmd/bare302`, or `make bench`)", err, b.o.Bin)
 		}
 	}
 	scripts := filepath.Join(b.dir, "wrk")
@@ -370,23 +365,14 @@ var (
 	metrLine = regexp.MustCompile(`(?m)^\s*Metrics:\s+(http://\S+/metrics)\s*$`)
 )
 
-// start starts a process, registers its stop for cleanup, and waits for its
-// banner lines; it returns their first submatches.
+// start starts a process (logging into the run's folder unless spec names
+// another), registers its stop for cleanup, and waits for its banner lines;
+// it returns their first submatches (proc.StartReady).
 func (b *bench) start(spec proc.Spec, ready time.Duration, banner ...*regexp.Regexp) (*proc.Process, []string, error) {
 	if spec.LogDir == "" {
 		spec.LogDir = b.dir
 	}
-	p, err := proc.Start(spec)
-	if err != nil {
-		return nil, nil, err
-	}
-	b.cleanups.Defer(func() { p.Stop(30 * time.Second) }) //nolint:errcheck // cleanup: best effort
-	found, err := p.Await(ready, banner...)
-	if err != nil {
-		p.Kill()
-		return nil, nil, err
-	}
-	return p, found, nil
+	return proc.StartReady(spec, &b.cleanups, ready, banner...)
 }
 
 // startBare starts bare302 pinned like the servers under test.

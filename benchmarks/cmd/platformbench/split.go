@@ -80,7 +80,7 @@ func (s *split) startEdge(name string, extra ...string) (*server, error) {
 // servicesUp runs `deploy/local/services up DIR` (benchmarks/internal/engines)
 // and registers `services down DIR` for cleanup.
 func (b *bench) servicesUp(dir string) (*engines.Engines, error) {
-	e, err := engines.Up(b.o.root, dir, "", os.Stderr)
+	e, err := engines.Up(b.o.Root, dir, "", os.Stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"shortlink.dev/benchmarks/internal/cleanup"
 )
 
 // ClockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat: 100
@@ -88,6 +90,24 @@ func Start(s Spec) (*Process, error) {
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// StartReady starts the process described by s, registers its Stop (30 s,
+// then SIGKILL) on stops, and waits up to ready for its stdout to match
+// every banner pattern; it returns the first submatch of each, as Await. A
+// process not ready in time is killed.
+func StartReady(s Spec, stops *cleanup.Stack, ready time.Duration, banner ...*regexp.Regexp) (*Process, []string, error) {
+	p, err := Start(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	stops.Defer(func() { p.Stop(30 * time.Second) }) //nolint:errcheck // cleanup: best effort
+	found, err := p.Await(ready, banner...)
+	if err != nil {
+		p.Kill()
+		return nil, nil, err
+	}
+	return p, found, nil
 }
 
 // PID is the process id.

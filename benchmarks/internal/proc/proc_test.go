@@ -1,10 +1,18 @@
 package proc
 
 import (
+	"errors"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"shortlink.dev/benchmarks/internal/cleanup"
 )
 
 func TestParseStat(t *testing.T) {
@@ -74,6 +82,50 @@ func TestAwaitReportsEarlyExit(t *testing.T) {
 	if _, err := p.Await(10*time.Second, regexp.MustCompile(`never`)); err == nil {
 		t.Fatal("Await of an exited process succeeded")
 	}
+}
+
+func TestStartReady(t *testing.T) {
+	apiLine := regexp.MustCompile(`(?m)^API: (http://\S+)$`)
+	edgeLine := regexp.MustCompile(`(?m)^Edge: (http://\S+)$`)
+	t.Run("OK", func(t *testing.T) {
+		var stops cleanup.Stack
+		p, found, err := StartReady(Spec{Name: "sh", Bin: "/bin/sh", LogDir: t.TempDir(),
+			Args: []string{"-c", "echo 'API: http://127.0.0.1:1/api/v1'; sleep 0.1; echo 'Edge: http://127.0.0.1:2/'; exec sleep 30"}},
+			&stops, 10*time.Second, apiLine, edgeLine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"http://127.0.0.1:1/api/v1", "http://127.0.0.1:2/"}; !slices.Equal(found, want) {
+			t.Errorf("found %q, want %q", found, want)
+		}
+		stops.Run()
+		select {
+		case <-p.Exited():
+		default:
+			t.Error("the process runs on after the cleanups ran")
+		}
+	})
+	t.Run("ErrNotReady", func(t *testing.T) {
+		var stops cleanup.Stack
+		defer stops.Run()
+		dir := t.TempDir()
+		_, _, err := StartReady(Spec{Name: "sh", Bin: "/bin/sh", LogDir: dir, Args: []string{"-c", "echo $$; exec sleep 30"}},
+			&stops, 300*time.Millisecond, apiLine)
+		if err == nil {
+			t.Fatal("a process without its banner was ready")
+		}
+		out, err := os.ReadFile(filepath.Join(dir, "sh.stdout.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+		if err != nil {
+			t.Fatalf("cannot read the pid the process printed: %v", err)
+		}
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("the process that was not ready is still there (kill -0: %v)", err)
+		}
+	})
 }
 
 func TestParseCPUList(t *testing.T) {

@@ -320,7 +320,7 @@ end
 `,
 	MixScript: `-- /PREFIX<n>, n uniform in 1..N, with varied User-Agent, Referer and
 -- X-Forwarded-For (arguments: N PREFIX [METHOD])
-` + mixAgents + `
+` + mixTables() + `
 local n, prefix, method
 function init(args)
   n, prefix, method = tonumber(args[1]), args[2], args[3] or "GET"
@@ -351,27 +351,72 @@ end
 `,
 }
 
-// mixAgents and mixReferrers are what MixScript draws from.
-const mixAgents = `local agents = {
-  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
-  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0",
-  "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0",
-  "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15",
-  "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
-  "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
-  "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
-  "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
-  "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36",
-  "Mozilla/5.0 (Linux; Android 14; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/26.0 Chrome/122.0.0.0 Mobile Safari/537.36",
-  "Mozilla/5.0 (iPad; CPU OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
-  "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+// MixAgents are the User-Agents MixScript (and costbench's paced runs) draw
+// from, each as likely: browsers on desktop, mobile and tablet, and a bot.
+// MixAgents and MixReferrers are read, never changed: MixScript's text is
+// made of them once, when the package is initialized.
+var MixAgents = []string{
+	"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+	"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0",
+	"Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0",
+	"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15",
+	"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+	"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+	"Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
+	"Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
+	"Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36",
+	"Mozilla/5.0 (Linux; Android 14; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/26.0 Chrome/122.0.0.0 Mobile Safari/537.36",
+	"Mozilla/5.0 (iPad; CPU OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
+	"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
 }
-local referrers = {
-  "", "", "", "", "", "", "https://www.google.com/", "https://www.google.com/", "https://www.google.com/",
-  "https://t.co/", "https://t.co/", "https://www.facebook.com/", "https://www.facebook.com/",
-  "https://www.linkedin.com/", "https://www.reddit.com/", "https://news.ycombinator.com/",
-  "https://www.instagram.com/", "https://www.youtube.com/", "https://www.bing.com/",
-}`
+
+// MixReferrers are the Referers MixScript (and costbench's paced runs) draw
+// from, "" for none: a draw is uniform over these and four places more, and
+// each of those four stands for a page of one of 5,000 other sites.
+var MixReferrers = []string{
+	"", "", "", "", "", "", "https://www.google.com/", "https://www.google.com/", "https://www.google.com/",
+	"https://t.co/", "https://t.co/", "https://www.facebook.com/", "https://www.facebook.com/",
+	"https://www.linkedin.com/", "https://www.reddit.com/", "https://news.ycombinator.com/",
+	"https://www.instagram.com/", "https://www.youtube.com/", "https://www.bing.com/",
+}
+
+// mixTables are MixScript's Lua tables of MixAgents and MixReferrers.
+func mixTables() string {
+	return luaTable("agents", MixAgents) + "\n" + luaTable("referrers", MixReferrers)
+}
+
+// luaTable is Lua declaring the local name as the list of strings.
+func luaTable(name string, items []string) string {
+	var b strings.Builder
+	b.WriteString("local " + name + " = {\n")
+	for _, s := range items {
+		b.WriteString("  " + luaString(s) + ",\n")
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// luaString is s as a Lua string literal. Control bytes are written as
+// three-digit decimal escapes: the one numeric escape of Lua 5.1, which
+// LuaJIT (wrk's Lua) reads too, and three digits always so that a digit
+// after one is not read as part of it.
+func luaString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' || c == '"':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, "\\%03d", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
 
 // WriteScripts writes the Lua scripts into dir and returns dir.
 func WriteScripts(dir string) (string, error) {

@@ -1,9 +1,12 @@
 package wrk
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -92,4 +95,105 @@ func TestScriptsAreWritten(t *testing.T) {
 			t.Errorf("%s has no request function", name)
 		}
 	}
+}
+
+func TestMixScriptHasEveryAgentAndReferrer(t *testing.T) {
+	dir, err := WriteScripts(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, MixScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		table string
+		want  []string
+	}{{"agents", MixAgents}, {"referrers", MixReferrers}} {
+		got := readLuaTable(t, string(b), tt.table)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s of %s = %q, want %q", tt.table, MixScript, got, tt.want)
+		}
+	}
+}
+
+func TestLuaTableQuotes(t *testing.T) {
+	items := []string{
+		"",
+		`Mozilla/5.0 (compatible; "quoted" bot)`,
+		`back\slash and \" both`,
+		`ends in a backslash\`,
+		"line\nbreak, carriage\rreturn, tab\tand a NUL\x001 before a digit",
+		"del\x7f and ünïcode",
+		"-- ]] not a comment",
+	}
+	if got := readLuaTable(t, luaTable("odd", items), "odd"); !slices.Equal(got, items) {
+		t.Errorf("the Lua table reads as %q, want %q", got, items)
+	}
+}
+
+// readLuaTable reads the strings of `local name = { "…", … }` in script as
+// Lua 5.1 reads its string literals.
+func readLuaTable(t *testing.T, script, name string) []string {
+	t.Helper()
+	head := "local " + name + " = {\n"
+	_, rest, ok := strings.Cut(script, head)
+	if !ok {
+		t.Fatalf("no %q in the script", head)
+	}
+	var out []string
+	for {
+		rest = strings.TrimLeft(rest, " \n")
+		if strings.HasPrefix(rest, "}") {
+			return out
+		}
+		s, n, err := readLuaString(rest)
+		if err != nil {
+			t.Fatalf("table %s, item %d: %v", name, len(out)+1, err)
+		}
+		out = append(out, s)
+		rest, ok = strings.CutPrefix(rest[n:], ",")
+		if !ok {
+			t.Fatalf("table %s, item %d: no comma after %q", name, len(out), rest[:min(len(rest), 20)])
+		}
+	}
+}
+
+// readLuaString reads the double-quoted Lua string literal at the start of
+// s and returns its value and its length in s.
+func readLuaString(s string) (string, int, error) {
+	if !strings.HasPrefix(s, `"`) {
+		return "", 0, errors.New("no string literal")
+	}
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"':
+			return b.String(), i + 1, nil
+		case '\n', '\r':
+			return "", 0, errors.New("unfinished string (a line break inside it)")
+		case '\\':
+			i++
+			if i == len(s) {
+				return "", 0, errors.New("unfinished string")
+			}
+			if e := strings.IndexByte(`abfnrtv\"'`, s[i]); e >= 0 {
+				b.WriteByte("\a\b\f\n\r\t\v\\\"'"[e])
+				continue
+			}
+			j := i
+			for j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '9' {
+				j++
+			}
+			n, err := strconv.Atoi(s[i:j])
+			if err != nil || n > 255 {
+				return "", 0, fmt.Errorf("invalid escape sequence at %q", s[i-1:min(len(s), i+3)])
+			}
+			b.WriteByte(byte(n))
+			i = j - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", 0, errors.New("unfinished string")
 }
