@@ -33,22 +33,7 @@ func TestLinkCacheSize(t *testing.T) {
 	var tableBytes int64
 	cached := func(t *testing.T, name string, size int) (n int, cost int64) {
 		t.Helper()
-		cfg, err := config.Load(func(k string) string {
-			if k == name {
-				return strconv.Itoa(size)
-			}
-			return ""
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := bus.NewMemory(bus.MemoryOptions{})
-		go b.Consume(func(context.Context, []click.Event) error { return nil })
-		t.Cleanup(func() { b.Close(context.Background()) })
-		e, err := New(Options{Config: cfg, Source: src, Clicks: b, Secret: []byte("cache-secret")})
-		if err != nil {
-			t.Fatal(err)
-		}
+		e := cacheEdge(t, src, name, strconv.Itoa(size), nil)
 		tableBytes = e.cache.links.TableBytes()
 		ctx, now := context.Background(), time.Now()
 		for i := range links {
@@ -145,23 +130,8 @@ func TestCacheMetrics(t *testing.T) {
 		src["localhost:8081/"+slug] = &link.Link{ID: "lnk_" + slug, WorkspaceID: "ws", Domain: "localhost:8081",
 			Slug: slug, DestinationURL: "https://example.com/" + slug, Tags: []string{}}
 	}
-	cfg, err := config.Load(func(k string) string {
-		if k == "SHORTLINK_EDGE_CACHE_BYTES" {
-			return "65536"
-		}
-		return ""
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := bus.NewMemory(bus.MemoryOptions{})
-	go b.Consume(func(context.Context, []click.Event) error { return nil })
-	t.Cleanup(func() { b.Close(context.Background()) })
 	reg := prometheus.NewRegistry()
-	e, err := New(Options{Config: cfg, Source: src, Clicks: b, Secret: []byte("cache-secret"), Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := cacheEdge(t, src, "SHORTLINK_EDGE_CACHE_BYTES", "65536", reg)
 	for i := range 2000 {
 		if _, err := e.cache.link(context.Background(), "localhost:8081", []byte("s"+strconv.Itoa(i)), time.Now()); err != nil {
 			t.Fatal(err)
@@ -181,4 +151,27 @@ func TestCacheMetrics(t *testing.T) {
 	if links < 100 || links != float64(e.cache.links.Len()) || bytes > 65536 || bytes <= float64(e.cache.links.TableBytes()) || links+evictions != 2000 {
 		t.Errorf("links %v, bytes %v, evictions %v (2,000 links read, a bound of 65,536 bytes)", links, bytes, evictions)
 	}
+}
+
+// cacheEdge returns an edge on src with the one setting name=value, its
+// series in reg (nil: a registry of its own).
+func cacheEdge(t *testing.T, src Source, name, value string, reg *prometheus.Registry) *Edge {
+	t.Helper()
+	cfg, err := config.Load(func(k string) string {
+		if k == name {
+			return value
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bus.NewMemory(bus.MemoryOptions{})
+	go b.Consume(func(context.Context, []click.Event) error { return nil })
+	t.Cleanup(func() { b.Close(context.Background()) })
+	e, err := New(Options{Config: cfg, Source: src, Clicks: b, Secret: []byte("cache-secret"), Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

@@ -189,33 +189,23 @@ func (c *Cache) TableBytes() int64 {
 }
 
 // Len is how many links the cache holds.
-func (c *Cache) Len() int {
-	n := 0
-	for i := range c.shards {
-		s := &c.shards[i]
-		s.mu.RLock()
-		n += s.count
-		s.mu.RUnlock()
-	}
-	return n
-}
+func (c *Cache) Len() int { return int(c.sum(func(s *shard) int64 { return int64(s.count) })) }
+
+// Bytes is the Cost of the links the cache holds (its table aside).
+func (c *Cache) Bytes() int64 { return c.sum(func(s *shard) int64 { return s.bytes }) }
 
 // Evictions is how many links the cache let go to make room.
 func (c *Cache) Evictions() uint64 {
-	var n uint64
-	for i := range c.shards {
-		n += c.shards[i].evictions.Load()
-	}
-	return n
+	return uint64(c.sum(func(s *shard) int64 { return int64(s.evictions.Load()) }))
 }
 
-// Bytes is the Cost of the links the cache holds (its table aside).
-func (c *Cache) Bytes() int64 {
+// sum adds up f of every shard, each read under its lock.
+func (c *Cache) sum(f func(*shard) int64) int64 {
 	var n int64
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.RLock()
-		n += s.bytes
+		n += f(s)
 		s.mu.RUnlock()
 	}
 	return n
