@@ -164,7 +164,9 @@ func (s *split) miss() error {
 	if err := s.edge.p.Stop(30 * time.Second); err != nil {
 		return fmt.Errorf("stop the edge: %w", err)
 	}
-	if s.edge, err = s.startEdge("edge-cache-all", "SHORTLINK_EDGE_CACHE_LINKS="+n); err != nil {
+	// A tenth more than the links: the cache's shards do not fill evenly.
+	room := strconv.Itoa(b.o.missLinks + b.o.missLinks/10)
+	if s.edge, err = s.startEdge("edge-cache-all", "SHORTLINK_EDGE_CACHE_LINKS="+room); err != nil {
 		return err
 	}
 	s.edge.host = host
@@ -185,7 +187,7 @@ func (s *split) miss() error {
 	b.printf("## Cache misses from PostgreSQL, absent slugs, edge memory\n\n")
 	b.printf("%s links were cloned in PostgreSQL from one made through the API (`INSERT … SELECT … generate_series`, %s; slugs %s1 … %s%s): "+
 		"1M links through the API would take longer than the run (the enterprise rate limit is 10 000 requests a minute). "+
-		"The edge's link cache holds 131 072 links (the default of SHORTLINK_EDGE_CACHE_LINKS), a fraction of them, so a uniformly random link is nearly always a miss read from PostgreSQL; "+
+		"The edge's link cache has its default bound (64 MiB: about 335 000 links of 200 bytes), a fraction of them, so a uniformly random link is nearly always a miss read from PostgreSQL; "+
 		"an absent slug is a miss that finds nothing (404). bare302 answers the same requests with its 302. Commands: %s (each also against bare302). "+
 		"The analytics consumer is stopped. The edge's CPU/request of a miss is its own only: PostgreSQL's work (not pinned, on the same two CPUs) is in \"others\". "+
 		"The edge was restarted after the cloning (the clones bypassed the API, so no change told it of them) and built its filter of the slugs that exist in %s; "+
@@ -213,7 +215,7 @@ func (s *split) miss() error {
 	b.printf("Edge memory: the edge is restarted with `SHORTLINK_EDGE_CACHE_LINKS=%s` (room for every link; RSS %s just after the start), then `%s` requests /%s1, /%s2, … /%s%s once each, twice: "+
 		"it is interrupted once the edge has answered %s of them. The second walk's cache hits are the links the first left cached. "+
 		"RSS is VmRSS of /proc/PID/status, read a second after each walk.%s\n\n%s\n",
-		n, report.Bytes(memFresh.RSS), shortCommand(b.withScript(b.wrkConfig(s.edge, b.o.walkTimeout), wrk.WalkScript, n, missPrefix)),
+		room, report.Bytes(memFresh.RSS), shortCommand(b.withScript(b.wrkConfig(s.edge, b.o.walkTimeout), wrk.WalkScript, n, missPrefix)),
 		missPrefix, missPrefix, missPrefix, n, n, note, wt.Markdown())
 	b.verdict("edge RSS with "+report.Int(again.hits)+" links cached (second walk's hits)", report.Bytes(again.mem.RSS), "—", "reported")
 	return nil
