@@ -22,8 +22,8 @@ import (
 // Layout of s (integers little-endian, lengths and references uvarints):
 //
 //	[0:h)     the length of the rest, times 2, plus 1 for an absence (h is
-//	          1 to 3 bytes): Deref reads a Link back from its first
-//	          byte's address (Ref)
+//	          1 to 5 bytes, 2 for most links): Deref reads a Link back
+//	          from its first byte's address (Ref)
 //	[h:h+4)   CachedUntil, Unix seconds (rounded up: a cached link is
 //	          served up to a second past its time to live)
 //	[h+4]     flags, and which optional texts follow (optExpiredURL …)
@@ -258,13 +258,11 @@ type reader struct {
 
 // h is where l's header starts, after the length of the rest.
 func (l Link) h() int {
-	switch {
-	case l.s[0] < 0x80:
-		return 1
-	case l.s[1] < 0x80:
-		return 2
+	h := 1
+	for l.s[h-1] >= 0x80 {
+		h++
 	}
-	return 3
+	return h
 }
 
 // flags is the flags byte of l's header.
@@ -293,9 +291,9 @@ func Deref(p *byte) Link {
 	if p == nil {
 		return Link{}
 	}
-	// A Link is longer than 3 bytes; its first 1–3 are the length of the
-	// rest.
-	b := unsafe.Slice(p, 3)
+	// A Link is at least 11 bytes long; its first 1–5 are the length of
+	// the rest.
+	b := unsafe.Slice(p, 5)
 	n, h := int(b[0]&0x7f), 1
 	for b[h-1] >= 0x80 {
 		n |= int(b[h]&0x7f) << (7 * h)

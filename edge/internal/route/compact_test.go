@@ -15,7 +15,7 @@ import (
 func TestEdgeMemCompactRoundTrip(t *testing.T) {
 	until := time.Unix(1_800_000_000, 0)
 	expires := time.Unix(1_900_000_000, 456)
-	for _, long := range []int{0, 70_000} {
+	for _, long := range []int{0, 70_000, 1_100_000} {
 		pad := strings.Repeat("a", long)
 		geo := map[string]string{" FR ": "https://fr.example/", "DE": "https://de.example/" + pad, "US": "https://us.example/"}
 		l := Compile(&link.Link{
