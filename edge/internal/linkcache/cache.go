@@ -47,29 +47,37 @@ type shard struct {
 	count    int   // slots holding a link
 	maxCount int   // of slots
 	bytes    int64 // Cost of the links held
-	maxBytes int64
+	limit    int64 // the shard's share of the bound: its table and links
 	hand     int
 	_        [64]byte // keeps the shards' locks on cache lines of their own
 }
 
 // New returns a cache that holds links of at most maxBytes in all: its
 // table, made now for links of perLink bytes each (their slot's share of
-// the table included), and the links' Cost. Smaller links are bounded by
-// the table's slots, larger ones by the bytes.
+// the table included), and the links' Cost. A shard whose slots fill
+// before its bytes (its links are smaller) grows its table to what the
+// bytes allow links of that size.
 func New(maxBytes, perLink int64) *Cache {
 	links := max(maxBytes/perLink, numShards)
 	perShard := int((links + numShards - 1) / numShards)
-	n := max(perShard*256/maxLoad+1, 2)
-	budget := (maxBytes - int64(numShards*n*SlotBytes)) / numShards
 	c := &Cache{}
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.frags, s.refs = make([]atomic.Uint32, n), make([]*byte, n)
-		s.maxCount = max(n*maxLoad/256, 1)
-		s.maxBytes = max(budget, 0)
+		s.limit = maxBytes / numShards
+		s.setTable(max(perShard*256/maxLoad+1, 2))
 	}
 	return c
 }
+
+// setTable gives s an empty table of n slots.
+func (s *shard) setTable(n int) {
+	s.frags, s.refs = make([]atomic.Uint32, n), make([]*byte, n)
+	s.maxCount = max(n*maxLoad/256, 1)
+	s.count, s.bytes, s.hand = 0, 0, 0
+}
+
+// linkBytes is what the shard's links may cost: its share less its table.
+func (s *shard) linkBytes() int64 { return s.limit - int64(len(s.frags))*SlotBytes }
 
 // Cost is what link l counts for in the bound: the bytes of its
 // allocation, rounded as Go's allocator rounds it.
@@ -142,10 +150,16 @@ func (c *Cache) Set(key uint64, l route.Link) {
 		use = s.frags[i].Load() & 3
 		s.remove(i)
 	}
-	if cost > s.maxBytes {
+	if cost > s.linkBytes() {
 		return
 	}
-	for s.count >= s.maxCount || s.bytes+cost > s.maxBytes {
+	for s.count >= s.maxCount || s.bytes+cost > s.linkBytes() {
+		if s.count >= s.maxCount {
+			if n := s.grownSize(cost); n > 0 {
+				s.grow(n)
+				continue
+			}
+		}
 		s.evict()
 	}
 	n := len(s.frags)
@@ -185,7 +199,7 @@ func (c *Cache) Clear() {
 
 // TableBytes is what the cache's table takes.
 func (c *Cache) TableBytes() int64 {
-	return int64(numShards * len(c.shards[0].frags) * SlotBytes)
+	return c.sum(func(s *shard) int64 { return int64(len(s.frags)) * SlotBytes })
 }
 
 // Len is how many links the cache holds.
@@ -209,6 +223,44 @@ func (c *Cache) sum(f func(*shard) int64) int64 {
 		s.mu.RUnlock()
 	}
 	return n
+}
+
+// grownSize is the size of a larger table for the shard whose slots are
+// full, 0 for none: the slots its share holds of links of the size it
+// holds (with one of cost more), at most twice as many, if that is an
+// eighth more at least and the links fit beside it.
+func (s *shard) grownSize(cost int64) int {
+	n := len(s.frags)
+	size := (s.bytes + cost) / int64(s.count+1)
+	links := s.limit / (size + SlotBytes*256/maxLoad)
+	grown := min(2*n, int(links)*256/maxLoad+1)
+	if grown < n+n/8 || s.bytes+cost+int64(grown)*SlotBytes > s.limit {
+		return 0
+	}
+	return grown
+}
+
+// grow makes the shard's table n slots, its links kept (their use too);
+// the caller holds the lock and has checked that the bound has room.
+func (s *shard) grow(n int) {
+	frags, refs := s.frags, s.refs
+	count, bytes := s.count, s.bytes
+	s.setTable(n)
+	for j := range frags {
+		w := frags[j].Load()
+		if w == 0 {
+			continue
+		}
+		i := home(w, n)
+		for s.frags[i].Load() != 0 {
+			if i++; i == n {
+				i = 0
+			}
+		}
+		s.refs[i] = refs[j]
+		s.frags[i].Store(w)
+	}
+	s.count, s.bytes = count, bytes
 }
 
 // find returns the slot of frag f whose link is, by is, the one looked

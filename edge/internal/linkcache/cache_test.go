@@ -47,8 +47,8 @@ func checkTable(t *testing.T, c *Cache) {
 		if count != s.count || bytes != s.bytes {
 			t.Fatalf("shard %d: %d links of %d bytes, counted %d of %d", si, count, bytes, s.count, s.bytes)
 		}
-		if s.count > s.maxCount || s.bytes > s.maxBytes {
-			t.Fatalf("shard %d: %d links of %d bytes over the bound %d, %d", si, s.count, s.bytes, s.maxCount, s.maxBytes)
+		if s.count > s.maxCount || s.bytes > s.linkBytes() {
+			t.Fatalf("shard %d: %d links of %d bytes over the bound %d, %d", si, s.count, s.bytes, s.maxCount, s.linkBytes())
 		}
 	}
 }
@@ -237,5 +237,37 @@ func TestEdgeMemCacheSetKeepsUse(t *testing.T) {
 	}
 	if l, _ := get(c, k); l != mkLink(k, 120) || c.Len() != 1 {
 		t.Errorf("the set did not replace the link (%d links)", c.Len())
+	}
+}
+
+// TestEdgeMemCacheGrows: links much smaller than the table was made for
+// fill its slots before the bytes: the shards grow their tables, and the
+// cache holds about as many links as the bytes allow, table included.
+func TestEdgeMemCacheGrows(t *testing.T) {
+	const maxBytes = 1 << 20
+	c := New(maxBytes, 400)
+	made := c.TableBytes()
+	var cost int64
+	for k := range uint64(50_000) {
+		key := (k + 1) * 0x9E3779B97F4A7C15
+		l := mkLink(key, 40)
+		cost = max(cost, Cost(l))
+		c.Set(key, l)
+		if k%5000 == 0 {
+			checkTable(t, c)
+		}
+	}
+	checkTable(t, c)
+	// The table as made had room for about 2,600 links; the bytes hold
+	// links of this cost and their slots' share.
+	fit := maxBytes / (cost + SlotBytes*256/maxLoad)
+	if n := int64(c.Len()); n < fit*95/100 || c.Bytes()+c.TableBytes() > maxBytes {
+		t.Errorf("%d links of cost %d held (%d fit), %d bytes with the table (made %d), bound %d",
+			n, cost, fit, c.Bytes()+c.TableBytes(), made, maxBytes)
+	}
+	last := uint64(50_000)
+	last *= 0x9E3779B97F4A7C15
+	if _, ok := get(c, last); !ok {
+		t.Errorf("the last link set is not held")
 	}
 }
