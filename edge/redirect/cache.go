@@ -71,7 +71,10 @@ func (c *cache) init(o Options, m *metrics) error {
 	if maxBytes <= 0 {
 		maxBytes = config.DefaultEdgeCacheBytes
 	}
-	c.links = linkcache.New(maxBytes, config.EdgeCacheBytesPerLink)
+	var err error
+	if c.links, err = linkcache.New(maxBytes, config.EdgeCacheBytesPerLink); err != nil {
+		return err
+	}
 	o.Registry.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "shortlink_edge_cache_links",
 			Help: "Links (and absences) the edge's link cache holds."},
@@ -84,7 +87,6 @@ func (c *cache) init(o Options, m *metrics) error {
 			func() float64 { return float64(c.links.Evictions()) }),
 	)
 	// Pages cost 1 each.
-	var err error
 	c.bios, err = ristretto.NewCache(&ristretto.Config[uint64, *bioPage]{
 		NumCounters: 8 * bioPagesCached, MaxCost: bioPagesCached, BufferItems: 64, IgnoreInternalCost: true,
 	})
@@ -97,6 +99,7 @@ func (c *cache) close() {
 	c.closed = true
 	c.exist.close()
 	c.links.Clear()
+	c.links.Close()
 	c.bios.Close()
 	c.mu.Unlock()
 }

@@ -71,7 +71,7 @@ type Config struct {
 	StripePrices map[string]string
 	// EdgeCacheBytes bounds the memory of an edge's compiled links (and
 	// absences), in bytes (SHORTLINK_EDGE_CACHE_BYTES; else
-	// SHORTLINK_EDGE_CACHE_LINKS × EdgeCacheBytesPerLink; else
+	// SHORTLINK_EDGE_CACHE_LINKS × EdgeCacheBytesPerLink, at least 64 KiB; else
 	// DefaultEdgeCacheBytes).
 	EdgeCacheBytes int64
 	// EdgeCacheLinks is SHORTLINK_EDGE_CACHE_LINKS, the count of links the
@@ -117,7 +117,7 @@ type Config struct {
 
 // DefaultEdgeCacheBytes is the default bound of an edge's link cache when
 // neither SHORTLINK_EDGE_CACHE_BYTES nor SHORTLINK_EDGE_CACHE_LINKS is set:
-// 64 MiB of live heap, about 335,000 links of the usual shape (a link's
+// 64 MiB of live heap, about 315,000 links of the usual shape (a link's
 // compact form and its slot in the cache's table, docs/edge.md). The process's
 // RSS is up to twice its live heap with Go's default GOGC.
 const DefaultEdgeCacheBytes = 64 << 20
@@ -528,7 +528,9 @@ func Load(getenv func(string) string) (*Config, error) {
 	case c.EdgeCacheBytes > 0 && c.EdgeCacheLinks > 0:
 		return nil, fmt.Errorf("invalid settings SHORTLINK_EDGE_CACHE_BYTES and SHORTLINK_EDGE_CACHE_LINKS: set one (the bytes; the links are the older form)")
 	case c.EdgeCacheLinks > 0:
-		c.EdgeCacheBytes = int64(c.EdgeCacheLinks) * EdgeCacheBytesPerLink
+		// At least the least of SHORTLINK_EDGE_CACHE_BYTES: a cache of a
+		// few links' bytes would hold none (its table and its shards).
+		c.EdgeCacheBytes = max(int64(c.EdgeCacheLinks)*EdgeCacheBytesPerLink, minEdgeCacheBytes)
 	case c.EdgeCacheBytes == 0:
 		c.EdgeCacheBytes = DefaultEdgeCacheBytes
 	}

@@ -289,6 +289,7 @@ func TestEdgeMemCacheBytes(t *testing.T) {
 		{map[string]string{}, DefaultEdgeCacheBytes},
 		{map[string]string{"SHORTLINK_EDGE_CACHE_BYTES": "3221225472"}, 3 << 30},
 		{map[string]string{"SHORTLINK_EDGE_CACHE_LINKS": "1000"}, 1000 * EdgeCacheBytesPerLink},
+		{map[string]string{"SHORTLINK_EDGE_CACHE_LINKS": "1"}, minEdgeCacheBytes},
 	} {
 		c, err := Load(env(tc.env))
 		if err != nil {

@@ -187,7 +187,7 @@ func (s *split) miss() error {
 	b.printf("## Cache misses from PostgreSQL, absent slugs, edge memory\n\n")
 	b.printf("%s links were cloned in PostgreSQL from one made through the API (`INSERT … SELECT … generate_series`, %s; slugs %s1 … %s%s): "+
 		"1M links through the API would take longer than the run (the enterprise rate limit is 10 000 requests a minute). "+
-		"The edge's link cache has its default bound (64 MiB: about 335 000 links of 200 bytes), a fraction of them, so a uniformly random link is nearly always a miss read from PostgreSQL; "+
+		"The edge's link cache has its default bound (64 MiB: about 315 000 links of 200 bytes), a fraction of them, so a uniformly random link is nearly always a miss read from PostgreSQL; "+
 		"an absent slug is a miss that finds nothing (404). bare302 answers the same requests with its 302. Commands: %s (each also against bare302). "+
 		"The analytics consumer is stopped. The edge's CPU/request of a miss is its own only: PostgreSQL's work (not pinned, on the same two CPUs) is in \"others\". "+
 		"The edge was restarted after the cloning (the clones bypassed the API, so no change told it of them) and built its filter of the slugs that exist in %s; "+

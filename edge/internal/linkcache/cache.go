@@ -12,6 +12,12 @@
 // flood of links read once; a new link starts unused. Slots whose bits
 // match are told apart by the links themselves (route.Link.Is).
 //
+// A link that would cost more than a sixteenth of its shard's bytes (one
+// with hundreds of long geo targets; and at least 1 KiB) goes to a small
+// ristretto cache of its own instead, a sixteenth of the bound: one such link cannot empty a
+// shard of the links in use, and ristretto's admission keeps a flood of
+// them from flushing the others.
+//
 // Get takes a shard's read lock and allocates nothing; Set, Del and Clear
 // take its write lock and are done when they return.
 package linkcache
@@ -20,6 +26,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dgraph-io/ristretto/v2"
+
 	"shortlink.dev/edge/internal/route"
 )
 
@@ -27,6 +35,11 @@ import (
 // absence), found by the key the caller hashes them into.
 type Cache struct {
 	shards [numShards]shard
+	// big holds the links that cost more than bigCost; Get looks there
+	// once bigUsed.
+	big     *ristretto.Cache[uint64, route.Link]
+	bigCost int64
+	bigUsed atomic.Bool
 }
 
 const (
@@ -54,20 +67,36 @@ type shard struct {
 
 // New returns a cache that holds links of at most maxBytes in all: its
 // table, made now for links of perLink bytes each (their slot's share of
-// the table included), and the links' Cost. A shard whose slots fill
-// before its bytes (its links are smaller) grows its table to what the
-// bytes allow links of that size.
-func New(maxBytes, perLink int64) *Cache {
-	links := max(maxBytes/perLink, numShards)
+// the table included), and the links' Cost, in fifteen sixteenths of the
+// bound; the big links in the rest. A shard whose slots fill before its
+// bytes (its links are smaller) grows its table to what the bytes allow
+// links of that size.
+func New(maxBytes, perLink int64) (*Cache, error) {
+	bigBytes := maxBytes / 16
+	tableBytes := maxBytes - bigBytes
+	links := max(tableBytes/perLink, numShards)
 	perShard := int((links + numShards - 1) / numShards)
 	c := &Cache{}
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.limit = maxBytes / numShards
+		s.limit = tableBytes / numShards
 		s.setTable(max(perShard*256/maxLoad+1, 2))
 	}
-	return c
+	c.bigCost = max(c.shards[0].linkBytes()/16, minBigCost)
+	var err error
+	c.big, err = ristretto.NewCache(&ristretto.Config[uint64, route.Link]{
+		NumCounters: max(10*bigBytes/c.bigCost, 100), MaxCost: bigBytes, BufferItems: 64,
+		IgnoreInternalCost: true, Metrics: true,
+	})
+	return c, err
 }
+
+// minBigCost is the least cost of a big link: in a small cache, a link
+// that fits its shard and costs less is not a big one.
+const minBigCost = 1024
+
+// Close stops the big links' cache; the cache is not used afterwards.
+func (c *Cache) Close() { c.big.Close() }
 
 // setTable gives s an empty table of n slots.
 func (s *shard) setTable(n int) {
@@ -80,17 +109,33 @@ func (s *shard) setTable(n int) {
 func (s *shard) linkBytes() int64 { return s.limit - int64(len(s.frags))*SlotBytes }
 
 // Cost is what link l counts for in the bound: the bytes of its
-// allocation, rounded as Go's allocator rounds it.
-func Cost(l route.Link) int64 {
-	n := int64(l.Size())
-	switch {
-	case n <= 256:
-		return (n + 15) &^ 15
-	case n <= 1024:
-		return (n + 63) &^ 63
-	default:
-		return (n + 1023) &^ 1023
+// allocation, rounded as Go's allocator rounds it (TestEdgeMemCost checks
+// against the runtime).
+func Cost(l route.Link) int64 { return allocSize(int64(l.Size())) }
+
+// sizeClasses are the Go runtime's size classes of small objects
+// (runtime/sizeclasses.go); a larger object takes whole 8 KiB pages.
+var sizeClasses = [...]int64{8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224,
+	240, 256, 288, 320, 352, 384, 416, 448, 480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280,
+	1408, 1536, 1792, 2048, 2304, 2688, 3072, 3200, 3456, 4096, 4864, 5376, 6144, 6528, 6784, 6912,
+	8192, 9472, 9728, 10240, 10880, 12288, 13568, 14336, 16384, 18432, 19072, 20480, 21760, 24576,
+	27264, 28672, 32768}
+
+// allocSize is what an allocation of n bytes without pointers takes.
+func allocSize(n int64) int64 {
+	if n > sizeClasses[len(sizeClasses)-1] {
+		return (n + 8191) &^ 8191
 	}
+	lo, hi := 0, len(sizeClasses)-1
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if sizeClasses[mid] < n {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return sizeClasses[lo]
 }
 
 // frag is the part of key a slot holds, its use 0: the high 32 bits, never
@@ -132,13 +177,18 @@ func (c *Cache) Get(key uint64, domain string, slug []byte) (route.Link, bool) {
 		}
 	}
 	s.mu.RUnlock()
+	if c.bigUsed.Load() {
+		if l, ok := c.big.Get(key); ok && l.Is(domain, slug) {
+			return l, true
+		}
+	}
 	return route.Link{}, false
 }
 
 // Set keeps l as the link of its domain and slug, whose key is key, in
 // place of any other (whose use it keeps), evicting what it must to stay
-// in the bound. A link
-// bigger than a shard's share of the bound is not kept.
+// in the bound. A big link goes to the cache of big links, which may not
+// admit it.
 func (c *Cache) Set(key uint64, l route.Link) {
 	f := frag(key)
 	s := c.shard(key)
@@ -150,7 +200,13 @@ func (c *Cache) Set(key uint64, l route.Link) {
 		use = s.frags[i].Load() & 3
 		s.remove(i)
 	}
-	if cost > s.linkBytes() {
+	if c.bigUsed.Load() {
+		c.big.Del(key) // in order before a Set below: ristretto applies writes in order
+	}
+	if cost > c.bigCost || cost > s.linkBytes() {
+		c.bigUsed.Store(true)
+		c.big.Set(key, l, cost)
+		c.big.Wait()
 		return
 	}
 	for s.count >= s.maxCount || s.bytes+cost > s.linkBytes() {
@@ -182,6 +238,10 @@ func (c *Cache) Del(key uint64, domain string, slug []byte) {
 	if i, ok := s.find(frag(key), func(l route.Link) bool { return l.Is(domain, slug) }); ok {
 		s.remove(i)
 	}
+	if c.bigUsed.Load() {
+		c.big.Del(key)
+		c.big.Wait()
+	}
 	s.mu.Unlock()
 }
 
@@ -195,6 +255,7 @@ func (c *Cache) Clear() {
 		s.count, s.bytes, s.hand = 0, 0, 0
 		s.mu.Unlock()
 	}
+	c.big.Clear()
 }
 
 // TableBytes is what the cache's table takes.
@@ -205,8 +266,18 @@ func (c *Cache) TableBytes() int64 {
 // Len is how many links the cache holds.
 func (c *Cache) Len() int { return int(c.sum(func(s *shard) int64 { return int64(s.count) })) }
 
-// Bytes is the Cost of the links the cache holds (its table aside).
-func (c *Cache) Bytes() int64 { return c.sum(func(s *shard) int64 { return s.bytes }) }
+// Bytes is the Cost of the links the cache holds (its table aside), big
+// links included.
+func (c *Cache) Bytes() int64 {
+	m := c.big.Metrics
+	return c.sum(func(s *shard) int64 { return s.bytes }) + int64(m.CostAdded()) - int64(m.CostEvicted())
+}
+
+// BigLen is how many big links the cache holds.
+func (c *Cache) BigLen() int {
+	m := c.big.Metrics
+	return int(m.KeysAdded() - m.KeysEvicted())
+}
 
 // Evictions is how many links the cache let go to make room.
 func (c *Cache) Evictions() uint64 {

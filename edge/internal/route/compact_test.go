@@ -1,7 +1,9 @@
 package route
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -115,4 +117,44 @@ func TestEdgeMemNamesShared(t *testing.T) {
 	if shared := mk("ws_shared_workspace_id_1", "go.names-example.com"); shared.Size() != a.Size() {
 		t.Errorf("a name already in the full table is not a reference")
 	}
+}
+
+// TestEdgeMemDerefSweep: Deref(Ref) is the link for every size across the
+// length prefix's 1→2→3-byte steps, links and absences. (From a review.)
+func TestEdgeMemDerefSweep(t *testing.T) {
+	until := time.Now().Add(time.Hour)
+	for pad := 0; pad < 17_000; pad += 1 + pad/2000 {
+		p := strings.Repeat("x", pad)
+		for _, l := range []Link{
+			Compile(&link.Link{Domain: "d", Slug: "s", DestinationURL: "https://x.example/" + p}, until),
+			NewAbsent("", p, until),
+		} {
+			if Deref(l.Ref()) != l {
+				t.Fatalf("pad %d: Deref(Ref) differs (size %d)", pad, l.Size())
+			}
+		}
+	}
+	if l := NewAbsent("", "", until); l.Size() < 5 || Deref(l.Ref()) != l || !l.Is("", nil) {
+		t.Fatalf("the smallest absence: size %d", l.Size())
+	}
+}
+
+// TestEdgeMemNamesConcurrent: names added across chunks while others are
+// read (run with -race). (From a review.)
+func TestEdgeMemNamesConcurrent(t *testing.T) {
+	until := time.Now().Add(time.Hour)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 3000 {
+				ws := fmt.Sprintf("ws_concurrent_%d_%d", g, i)
+				l := Compile(&link.Link{ID: "lnk_1", WorkspaceID: ws, Domain: "d", Slug: "s", DestinationURL: "https://x.example/"}, until)
+				if l.WorkspaceID() != ws {
+					t.Errorf("workspace %q read back %q", ws, l.WorkspaceID())
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

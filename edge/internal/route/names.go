@@ -16,7 +16,7 @@ var names nameTable
 // most maxNames names: beyond, ref reports that a name has none, and the
 // links hold those names' texts themselves.
 type nameTable struct {
-	mu    sync.Mutex
+	mu    sync.RWMutex
 	index map[string]uint32
 	n     uint32
 	// chunks holds the texts, nameChunk a chunk; a reader loads the slice
@@ -26,8 +26,10 @@ type nameTable struct {
 
 const (
 	nameChunk = 1024
-	// maxNames bounds the table (about 100 MB of workspace ids and domains
-	// at most; a platform with more has them cached in the links' texts).
+	// maxNames bounds the table: about 90 MB of workspace ids and
+	// domains of the usual length, at most about 330 MB of 253-byte domain
+	// names (only verified domains and workspace ids come here); a
+	// platform with more has them cached in the links' texts.
 	maxNames = 1 << 20
 )
 
@@ -36,6 +38,12 @@ const (
 func (t *nameTable) ref(s string) (uint32, bool) {
 	if s == "" {
 		return 0, false
+	}
+	t.mu.RLock() // the usual case: a name already in, many misses at once
+	r, ok := t.index[s]
+	t.mu.RUnlock()
+	if ok {
+		return r, true
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -58,7 +66,7 @@ func (t *nameTable) ref(s string) (uint32, bool) {
 	}
 	// A copy: s may share the memory of something much larger.
 	s = strings.Clone(s)
-	r := t.n
+	r = t.n
 	chunks[r/nameChunk][r%nameChunk] = s
 	t.index[s] = r
 	t.n++
