@@ -14,6 +14,7 @@ import (
 	"shortlink.dev/shared/bus"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/webhook"
 )
 
 var _ domain.Store = (*Store)(nil)
@@ -156,8 +157,8 @@ func (s *Store) MarkVerified(ctx context.Context, id string, at time.Time) error
 // (SLUG_EXISTS). Each is archived and its slug becomes "_" and its id: a
 // reserved slug (no API call nor import can take it) that no other link
 // has. Its workspace's audit log records the change (link.updated, by the
-// system: nothing of the verifying workspace is shown), and the edges
-// forget the slug.
+// system: nothing of the verifying workspace is shown), so do its webhooks
+// (link.updated, movedAsideEvents), and the edges forget the slug.
 func (s *Store) takeBackSlugs(ctx context.Context, tx *sql.Tx, name, ws string, at time.Time) error {
 	rows, err := tx.QueryContext(ctx, `SELECT id, workspace_id, slug, is_archived FROM links
 		WHERE domain = $1 AND workspace_id <> $2 ORDER BY id`, name, ws)
@@ -206,6 +207,42 @@ func (s *Store) takeBackSlugs(ctx context.Context, tx *sql.Tx, name, ws string, 
 		return err
 	}
 	bus.AddChanges(ctx, changes...)
+	return s.movedAsideEvents(ctx, tx, name, ws, at)
+}
+
+// movedAsideEvents adds to ctx's webhook messages, within tx, a
+// link.updated event for each link takeBackSlugs moved aside, sent to its
+// own workspace's webhooks (the only news it gets of the change), with the
+// link as the API shows it now (webhook.LinkView). Nothing when ctx carries
+// no view or no messages: a store test that verifies directly.
+func (s *Store) movedAsideEvents(ctx context.Context, tx *sql.Tx, name, ws string, at time.Time) error {
+	view := webhook.LinkView(ctx)
+	if view == nil || !webhook.AddMessages(ctx) {
+		return nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+s.linkSelect()+` FROM links
+		WHERE domain = $1 AND workspace_id <> $2 ORDER BY id`, name, ws)
+	if err != nil {
+		return err
+	}
+	var msgs []webhook.Message
+	for rows.Next() {
+		l, err := scanLink(rows)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		m, err := webhook.NewMessage(l.WorkspaceID, webhook.EventLinkUpdated, view(l), at)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("%s event: %w", webhook.EventLinkUpdated, err)
+		}
+		msgs = append(msgs, m)
+	}
+	if err := closeRows(rows); err != nil {
+		return err
+	}
+	webhook.AddMessages(ctx, msgs...)
 	return nil
 }
 

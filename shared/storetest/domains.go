@@ -21,6 +21,7 @@ import (
 // Domains runs the contract suite of domain.Store against the stores open returns.
 func Domains(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("ResolveNeedsOwnVerifiedDomain", func(t *testing.T) { testResolveNeedsOwnVerifiedDomain(t, open(t)) })
+	t.Run("OKMarkVerifiedMovedAsideEvents", func(t *testing.T) { testMarkVerifiedMovedAsideEvents(t, open(t)) })
 	ctx := context.Background()
 
 	t.Run("OK", func(t *testing.T) {
@@ -372,6 +373,49 @@ func Domains(t *testing.T, open func(t *testing.T) Stores) {
 			t.Fatalf("deliveries of messages %v, want only the first verification's %s", got, first.ID)
 		}
 	})
+}
+
+// testMarkVerifiedMovedAsideEvents: the links other workspaces hold on a
+// name that one verifies are moved aside, and with a link view in ctx each
+// one's link.updated event goes to its own workspace's webhooks, in the
+// verification's transaction, with the link as it is after the move.
+func testMarkVerifiedMovedAsideEvents(t *testing.T, s Stores) {
+	ctx := context.Background()
+	hooks, ok := s.(webhook.Store)
+	if !ok {
+		t.Skip("the backend keeps no webhooks")
+	}
+	name := UniqueDomain()
+	squatter, owner := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+	hook := MustCreateWebhook(t, hooks, NewWebhook(squatter.ID, webhook.EventLinkUpdated))
+	ownerHook := MustCreateWebhook(t, hooks, NewWebhook(owner.ID, webhook.All))
+	l := MustCreateLink(t, s, NewLink(squatter.ID, name, "promo"), -1)
+	d := MustCreateDomain(t, s, owner.ID, name)
+	verified := mustDomainMessage(t, owner.ID, d)
+	vctx := webhook.WithLinkView(webhook.WithMessages(ctx, verified), func(l *link.Link) any {
+		return map[string]any{"id": l.ID, "workspaceId": l.WorkspaceID, "slug": l.Slug, "isArchived": l.IsArchived}
+	})
+	if err := s.MarkVerified(vctx, d.ID, at(1)); err != nil {
+		t.Fatal(err)
+	}
+
+	now := time.Now().Add(time.Second)
+	claimed, err := hooks.ClaimDue(ctx, "moved", now, now.Add(time.Minute), 10_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, c := range claimed {
+		got[c.Webhook.ID] = append(got[c.Webhook.ID], c.Delivery.Event+" "+string(c.Delivery.Payload))
+	}
+	want := fmt.Sprintf(`link.updated {"event":"link.updated","timestamp":%q,"data":{"id":%q,"isArchived":true,"slug":%q,"workspaceId":%q}}`,
+		at(1).UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano), l.ID, "_"+l.ID, squatter.ID)
+	if !slices.Equal(got[hook.ID], []string{want}) {
+		t.Fatalf("the squatter's deliveries\n %q\nwant\n %q", got[hook.ID], want)
+	}
+	if es := got[ownerHook.ID]; len(es) != 1 || !strings.HasPrefix(es[0], webhook.EventDomainVerified+" ") {
+		t.Fatalf("the owner's deliveries %q, want domain.verified only", es)
+	}
 }
 
 func mustDomainMessage(t testing.TB, workspaceID string, d *domain.Domain) webhook.Message {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"shortlink.dev/shared/id"
+	"shortlink.dev/shared/link"
 )
 
 // The events (spec §6), and "*" for all of them.
@@ -302,6 +303,36 @@ type pending struct {
 // once: the first transaction that commits with them takes them.
 func WithMessages(ctx context.Context, msgs ...Message) context.Context {
 	return context.WithValue(ctx, messagesKey{}, &pending{msgs: msgs})
+}
+
+// AddMessages adds msgs to those ctx carries (WithMessages), for a store
+// that learns within its transaction of events it must send too (a domain's
+// verification moving other workspaces' links aside). It reports false, and
+// adds nothing, when ctx carries no messages.
+func AddMessages(ctx context.Context, msgs ...Message) bool {
+	p, _ := ctx.Value(messagesKey{}).(*pending)
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	p.msgs = append(p.msgs, msgs...)
+	p.mu.Unlock()
+	return true
+}
+
+type linkViewKey struct{}
+
+// WithLinkView returns ctx carrying how the API shows a link (the data of
+// link.updated and link.deleted), for a store that changes links of its own
+// accord within a write and sends their events (AddMessages).
+func WithLinkView(ctx context.Context, view func(*link.Link) any) context.Context {
+	return context.WithValue(ctx, linkViewKey{}, view)
+}
+
+// LinkView returns the view WithLinkView put in ctx, or nil.
+func LinkView(ctx context.Context) func(*link.Link) any {
+	v, _ := ctx.Value(linkViewKey{}).(func(*link.Link) any)
+	return v
 }
 
 // TakeMessages returns the messages ctx carries that no transaction has

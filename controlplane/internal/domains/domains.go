@@ -17,6 +17,7 @@ import (
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/fault"
 	"shortlink.dev/shared/id"
+	"shortlink.dev/shared/link"
 	"shortlink.dev/shared/patch"
 	"shortlink.dev/shared/webhook"
 	"shortlink.dev/shared/workspace"
@@ -138,6 +139,9 @@ func (s *Service) Verify(ctx context.Context, ws *workspace.Workspace, domainID 
 	// Edges may have taken the name's Host for the default domain: the
 	// change, stored with the verification, tells them.
 	wctx := bus.WithChanges(webhook.WithMessages(ctx, msg), bus.LinkChange{Kind: bus.KindDomain, Domain: d.Name})
+	// Other workspaces' links on the name are moved aside (MarkVerified):
+	// each one's link.updated event carries it as the API shows it.
+	wctx = webhook.WithLinkView(wctx, func(l *link.Link) any { return convert.Link(l, s.Config) })
 	after := *d
 	after.Verified, after.VerifiedAt, after.LastError = true, &now, nil
 	if wctx, err = audited(wctx, "domain.verified", d, &after); err != nil {

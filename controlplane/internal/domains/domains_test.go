@@ -3,7 +3,9 @@ package domains
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"shortlink.dev/controlplane/internal/convert"
 	"shortlink.dev/shared/config"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/fault"
@@ -390,5 +393,102 @@ func TestDelete(t *testing.T) {
 	f.zone.Set(o.RecordName(), []string{o.RecordValue()})
 	if v := f.verify(t, other, o); !v.Verified {
 		t.Fatalf("another workspace verifying the freed name: %+v", v)
+	}
+}
+
+// TestVerifyMovesAsideWithEvents: the links other workspaces hold on a
+// name (an import's, waiting for a verification of their own) are moved
+// aside when the owner verifies it, and each one's workspace hears it from
+// its own webhooks: link.updated with the link as the API shows it now
+// (archived, on its reserved slug). The owner's webhooks get domain.verified
+// and nothing of the other workspace's links.
+func TestVerifyMovesAsideWithEvents(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	owner, squatter, bystander := f.workspace(t), f.workspace(t), f.workspace(t)
+	hook := func(ws *workspace.Workspace) *webhook.Webhook {
+		h := &webhook.Webhook{ID: id.New(id.Webhook), WorkspaceID: ws.ID, Name: "h", URL: "https://hooks.example/in",
+			Events: []string{webhook.All}, Secret: "whsec_x", IsActive: true, CreatedAt: f.now, UpdatedAt: f.now}
+		if err := f.st.CreateWebhook(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	ownerHook, squatterHook, bystanderHook := hook(owner), hook(squatter), hook(bystander)
+	var squat []*link.Link
+	for _, slug := range []string{"promo", "sale"} {
+		l := &link.Link{ID: id.New(id.Link), WorkspaceID: squatter.ID, Domain: "brand.example", Slug: slug,
+			DestinationURL: "https://example.com/" + slug, Tags: []string{"imported"}, CreatedAt: f.now, UpdatedAt: f.now}
+		if err := f.st.CreateLink(ctx, l, -1); err != nil {
+			t.Fatal(err)
+		}
+		squat = append(squat, l)
+	}
+	elsewhere := &link.Link{ID: id.New(id.Link), WorkspaceID: bystander.ID, Domain: "sho.rt", Slug: "promo",
+		DestinationURL: "https://example.com/b", CreatedAt: f.now, UpdatedAt: f.now}
+	if err := f.st.CreateLink(ctx, elsewhere, -1); err != nil {
+		t.Fatal(err)
+	}
+
+	d := f.create(t, owner, "brand.example")
+	f.zone.Set(d.RecordName(), []string{d.RecordValue()})
+	f.now = f.now.Add(time.Minute)
+	if v := f.verify(t, owner, d); !v.Verified {
+		t.Fatalf("verify: %+v", v)
+	}
+
+	type event struct {
+		Event string         `json:"event"`
+		Data  map[string]any `json:"data"`
+	}
+	claimed, err := f.st.ClaimDue(ctx, "test", time.Now().Add(time.Second), time.Now().Add(time.Minute), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]event{}
+	for _, c := range claimed {
+		var e event
+		if err := json.Unmarshal(c.Delivery.Payload, &e); err != nil {
+			t.Fatal(err)
+		}
+		got[c.Webhook.ID] = append(got[c.Webhook.ID], e)
+	}
+	if es := got[ownerHook.ID]; len(es) != 1 || es[0].Event != webhook.EventDomainVerified {
+		t.Fatalf("the owner's webhook got %+v, want domain.verified only", es)
+	}
+	if es := got[bystanderHook.ID]; len(es) != 0 {
+		t.Fatalf("a workspace without links on the name got %+v", es)
+	}
+	es := got[squatterHook.ID]
+	if len(es) != len(squat) {
+		t.Fatalf("the squatter's webhook got %+v, want a link.updated for each of its %d links", es, len(squat))
+	}
+	byID := map[string]event{}
+	for _, e := range es {
+		byID[fmt.Sprint(e.Data["id"])] = e
+	}
+	for _, l := range squat {
+		e, ok := byID[l.ID]
+		if !ok || e.Event != webhook.EventLinkUpdated {
+			t.Fatalf("no link.updated for %s: %+v", l.ID, es)
+		}
+		stored, err := f.st.GetLink(ctx, squatter.ID, l.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(convert.Link(stored, f.svc.Config))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantData map[string]any
+		if err := json.Unmarshal(want, &wantData); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(e.Data, wantData) {
+			t.Fatalf("link.updated data\n %v\nwant the link as the API shows it\n %v", e.Data, wantData)
+		}
+		if e.Data["slug"] != "_"+l.ID || e.Data["isArchived"] != true || e.Data["updatedAt"] != "2030-01-02T03:05:05.678901Z" {
+			t.Fatalf("link.updated data %v: want archived on its reserved slug, updated at the verification", e.Data)
+		}
 	}
 }
