@@ -353,6 +353,32 @@ func TestDomains(t *testing.T) {
 		if got := tg.verifyDomain(t, rival.Key, rivals.ID); !got.Verified {
 			t.Fatalf("the rival verifying the freed name: %+v", got)
 		}
+
+		// The former owner's links and gallery were moved aside: the rival
+		// takes their slugs, and the former owner can neither restore its
+		// links nor publish its page on the name again.
+		if got := tg.getLink(t, w.Key, custom.ID); got.Slug != "_"+custom.ID || !got.IsArchived || got.Domain != name {
+			t.Fatalf("the former owner's link after the rival's verification: %+v", got)
+		}
+		if got := tg.getGallery(t, w.Key, g.ID); got.Slug != "_"+g.ID || got.IsPublished {
+			t.Fatalf("the former owner's gallery after the rival's verification: %+v", got)
+		}
+		r = tg.API(t, w.Key, "POST", "/galleries/"+g.ID+"/publish", obj{"isPublished": true})
+		r.wantError(t, http.StatusBadRequest, "DOMAIN_NOT_VERIFIED").wantField(t, r, "domain")
+		r = tg.API(t, w.Key, "PATCH", "/links/"+custom.ID, obj{"isArchived": false})
+		r.wantError(t, http.StatusBadRequest, "DOMAIN_NOT_VERIFIED").wantField(t, r, "domain")
+		wantPage(t, tg.Edge(t, "GET", "bio/"+g.Slug, host, nil), http.StatusNotFound)
+		wantPage(t, tg.Edge(t, "GET", "bio/_"+g.ID, host, nil), http.StatusNotFound)
+		theirs := tg.createLink(t, rival.Key, obj{"destinationUrl": "https://example.com/rival", "domain": name, "slug": slug})
+		wantRedirect(t, tg.Edge(t, "GET", slug, host, nil), "https://example.com/rival")
+		page := tg.createGallery(t, rival.Key, obj{"slug": g.Slug, "domain": name, "title": "Rival"})
+		tg.publish(t, rival.Key, page.ID, true)
+		if body := string(wantBioPage(t, tg.Edge(t, "GET", "bio/"+g.Slug, host, nil)).Body); !strings.Contains(body, "Rival") {
+			t.Fatalf("the rival's page on the name does not show its title: %.300s", body)
+		}
+		if theirs.Domain != name || page.Domain != name {
+			t.Fatalf("the rival's link and gallery: %+v %+v", theirs, page)
+		}
 	})
 }
 

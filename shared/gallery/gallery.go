@@ -151,5 +151,7 @@ type Store interface {
 	PagesOfLink(ctx context.Context, linkID string) ([]Page, error)
 	// ResolveGallery returns the gallery with the slug on the domain,
 	// published or not, or NOT_FOUND: the read of the public page and view.
+	// A gallery on a custom domain is found only while its own workspace
+	// has the name verified.
 	ResolveGallery(ctx context.Context, domain, slug string) (*Gallery, error)
 }

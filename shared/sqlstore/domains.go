@@ -98,9 +98,9 @@ func (s *Store) ListDomains(ctx context.Context, f domain.Filter) ([]*domain.Dom
 }
 
 // MarkVerified implements domain.Store. In the same transaction the links
-// other workspaces hold on the name (an import's links waiting for a
-// verification of their own, or a former owner's) are moved aside
-// (takeBackSlugs): the slugs are the verifying workspace's.
+// and galleries other workspaces hold on the name (an import's links
+// waiting for a verification of their own, or a former owner's) are moved
+// aside (takeBackSlugs): the slugs are the verifying workspace's.
 func (s *Store) MarkVerified(ctx context.Context, id string, at time.Time) error {
 	if !bus.AddChanges(ctx) {
 		ctx = bus.WithChanges(ctx)
@@ -149,30 +149,73 @@ func (s *Store) MarkVerified(ctx context.Context, id string, at time.Time) error
 	return fmt.Errorf("verify domain: %w", err)
 }
 
-// takeBackSlugs moves aside, within tx, the links of other workspaces
-// than ws on the domain name that ws verifies now: none of them ever
-// redirected there (a link resolves only while its own workspace has its
-// domain verified, and one workspace at a time can), but each holds its
-// slug on the name, which the name's owner would be refused
-// (SLUG_EXISTS). Each is archived and its slug becomes "_" and its id: a
-// reserved slug (no API call nor import can take it) that no other link
-// has. Its workspace's audit log records the change (link.updated, by the
-// system: nothing of the verifying workspace is shown), so do its webhooks
-// (link.updated, movedAsideEvents), and the edges forget the slug.
+// takeBackSlugs moves aside, within tx, the links and the galleries of
+// other workspaces than ws on the domain name that ws verifies now: the
+// slugs are the name's owner's, who would be refused them (SLUG_EXISTS).
+//
+// None of the links ever redirected there (a link resolves only while its
+// own workspace has its domain verified, and one workspace at a time can):
+// they are an import's, waiting for a verification of their own, or a
+// former owner's, archived when it removed the name. Each is archived and
+// its slug becomes "_" and its id: a reserved slug (no API call nor import
+// can take it) that no other link has. Its webhooks get link.updated
+// (movedAsideEvents).
+//
+// The galleries are a former owner's (a gallery is made only on a verified
+// domain of its workspace), unpublished when it removed the name: each
+// stays unpublished and its slug becomes "_" and its id, which no gallery
+// slug of the API can be (those are lower-case), so that the former owner
+// cannot show its page on the name again.
+//
+// Each one's workspace's audit log records the change (link.updated or
+// gallery.updated, by the system: nothing of the verifying workspace is
+// shown), and the edges forget the old addresses.
 func (s *Store) takeBackSlugs(ctx context.Context, tx *sql.Tx, name, ws string, at time.Time) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id, workspace_id, slug, is_archived FROM links
+	for _, k := range asideKinds {
+		if err := s.moveAside(ctx, tx, k, name, ws, at); err != nil {
+			return err
+		}
+	}
+	return s.movedAsideEvents(ctx, tx, name, ws, at)
+}
+
+// asideKind is what takeBackSlugs moves aside of one kind.
+type asideKind struct {
+	table    string // and the audit entry's resource type, singular
+	resource string
+	// flag is the column set to set (is_archived TRUE, is_published FALSE),
+	// field its name in the audit entry.
+	flag, field string
+	set         bool
+	editor      bool // the table records who changed a row last
+	change      func(id, name, slug string) bus.LinkChange
+}
+
+var asideKinds = []asideKind{
+	{table: "links", resource: "link", flag: "is_archived", field: "isArchived", set: true, editor: true,
+		change: func(id, name, slug string) bus.LinkChange { return bus.LinkChange{LinkID: id, Domain: name, Slug: slug} }},
+	{table: "galleries", resource: "gallery", flag: "is_published", field: "isPublished", set: false,
+		change: func(_, name, slug string) bus.LinkChange {
+			return bus.LinkChange{Kind: bus.KindGallery, Domain: name, Slug: slug}
+		}},
+}
+
+// moveAside moves aside, within tx, the rows of kind k that other workspaces
+// than ws hold on name (takeBackSlugs).
+func (s *Store) moveAside(ctx context.Context, tx *sql.Tx, k asideKind, name, ws string, at time.Time) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, workspace_id, slug, `+k.flag+` FROM `+k.table+`
 		WHERE domain = $1 AND workspace_id <> $2 ORDER BY id`, name, ws)
 	if err != nil {
 		return err
 	}
 	type moved struct {
 		id, ws, slug string
-		archived     bool
+		flag         bool
 	}
 	var ms []moved
 	for rows.Next() {
 		var m moved
-		if err := rows.Scan(&m.id, &m.ws, &m.slug, &m.archived); err != nil {
+		if err := rows.Scan(&m.id, &m.ws, &m.slug, &m.flag); err != nil {
 			rows.Close()
 			return err
 		}
@@ -185,29 +228,32 @@ func (s *Store) takeBackSlugs(ctx context.Context, tx *sql.Tx, name, ws string, 
 		return nil
 	}
 	sys := audit.System
-	if _, err := tx.ExecContext(ctx, `UPDATE links SET slug = '_' || id, is_archived = TRUE, updated_at = $3,
-		editor_type = $4, editor_id = $5, editor_name = $6
-		WHERE domain = $1 AND workspace_id <> $2`, name, ws, micros(at), actorType(&sys), actorID(&sys), actorName(&sys)); err != nil {
+	set, args := `slug = '_' || id, `+k.flag+` = $3, updated_at = $4`, []any{name, ws, k.set, micros(at)}
+	if k.editor {
+		set += `, editor_type = $5, editor_id = $6, editor_name = $7`
+		args = append(args, actorType(&sys), actorID(&sys), actorName(&sys))
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE `+k.table+` SET `+set+` WHERE domain = $1 AND workspace_id <> $2`, args...); err != nil {
 		return err
 	}
 	entries := make([]audit.Entry, 0, len(ms))
 	changes := make([]bus.LinkChange, 0, len(ms))
 	for _, m := range ms {
-		e, err := audit.Of(m.ws, "link.updated", "link", m.id, map[string]any{"slug": m.slug, "isArchived": m.archived},
-			map[string]any{"slug": "_" + m.id, "isArchived": true})
+		e, err := audit.Of(m.ws, k.resource+".updated", k.resource, m.id, map[string]any{"slug": m.slug, k.field: m.flag},
+			map[string]any{"slug": "_" + m.id, k.field: k.set})
 		if err != nil {
 			return err
 		}
 		e.Actor = sys
 		entries = append(entries, e)
-		changes = append(changes, bus.LinkChange{LinkID: m.id, Domain: name, Slug: m.slug})
+		changes = append(changes, k.change(m.id, name, m.slug))
 	}
 	// Written as the system's, without the verifying request's address.
 	if err := s.writeAudit(audit.WithRequest(ctx, audit.Request{Actor: sys}), tx, entries); err != nil {
 		return err
 	}
 	bus.AddChanges(ctx, changes...)
-	return s.movedAsideEvents(ctx, tx, name, ws, at)
+	return nil
 }
 
 // movedAsideEvents adds to ctx's webhook messages, within tx, a

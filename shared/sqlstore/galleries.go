@@ -111,8 +111,14 @@ func (s *Store) GetGallery(ctx context.Context, workspaceID, id string) (*galler
 }
 
 // ResolveGallery implements gallery.Store.
+// As a link (ResolveLink), a gallery on a custom domain resolves only while
+// its own workspace has the name verified: a former owner's page never shows
+// on a name that changed hands.
 func (s *Store) ResolveGallery(ctx context.Context, domain, slug string) (*gallery.Gallery, error) {
-	return s.oneGallery(ctx, `WHERE domain = $1 AND slug = $2`, domain, slug)
+	return s.oneGallery(ctx, `WHERE domain = $1 AND slug = $2
+		AND (NOT EXISTS (SELECT 1 FROM domains d WHERE d.name = $1)
+			OR EXISTS (SELECT 1 FROM domains d WHERE d.name = $1 AND d.workspace_id = galleries.workspace_id AND d.verified = TRUE))`,
+		domain, slug)
 }
 
 func (s *Store) oneGallery(ctx context.Context, where string, a, b string) (*gallery.Gallery, error) {

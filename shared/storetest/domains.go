@@ -13,6 +13,7 @@ import (
 	"shortlink.dev/shared/audit"
 	"shortlink.dev/shared/domain"
 	"shortlink.dev/shared/fault"
+	"shortlink.dev/shared/gallery"
 	"shortlink.dev/shared/id"
 	"shortlink.dev/shared/link"
 	"shortlink.dev/shared/webhook"
@@ -22,6 +23,7 @@ import (
 func Domains(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("ResolveNeedsOwnVerifiedDomain", func(t *testing.T) { testResolveNeedsOwnVerifiedDomain(t, open(t)) })
 	t.Run("OKMarkVerifiedMovedAsideEvents", func(t *testing.T) { testMarkVerifiedMovedAsideEvents(t, open(t)) })
+	t.Run("OKMarkVerifiedMovesGalleriesAside", func(t *testing.T) { testMarkVerifiedMovesGalleriesAside(t, open(t)) })
 	ctx := context.Background()
 
 	t.Run("OK", func(t *testing.T) {
@@ -416,6 +418,67 @@ func testMarkVerifiedMovedAsideEvents(t *testing.T, s Stores) {
 	if es := got[ownerHook.ID]; len(es) != 1 || !strings.HasPrefix(es[0], webhook.EventDomainVerified+" ") {
 		t.Fatalf("the owner's deliveries %q, want domain.verified only", es)
 	}
+}
+
+// testMarkVerifiedMovesGalleriesAside: a former owner's galleries on a name
+// (kept, unpublished, when it removed the name) are moved aside when
+// another workspace verifies it: unpublished, on a slug no API call can
+// give, so that the owner may take their slugs; and a gallery on a custom
+// domain resolves only while its own workspace has the name verified.
+func testMarkVerifiedMovesGalleriesAside(t *testing.T, s Stores) {
+	ctx := context.Background()
+	name := UniqueDomain()
+	former, owner := MustCreateWorkspace(t, s), MustCreateWorkspace(t, s)
+	old := NewGallery(former.ID, name, "me")
+	if err := s.CreateGallery(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	// Published on a name nobody has: resolved (as a link on it would be).
+	old.IsPublished = true
+	if err := s.UpdateGallery(ctx, old, old.UpdatedAt); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := s.ResolveGallery(ctx, name, "me"); err != nil || g.ID != old.ID {
+		t.Fatalf("resolve on a name nobody has: %+v %v", g, err)
+	}
+	// Another workspace adds the name: still nobody's verified name, so
+	// the gallery's own workspace does not have it either.
+	d := MustCreateDomain(t, s, owner.ID, name)
+	_, err := s.ResolveGallery(ctx, name, "me")
+	wantCode(t, err, fault.NotFound, "")
+
+	if err := s.MarkVerified(ctx, d.ID, at(5)); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := s.GetGallery(ctx, former.ID, old.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved.Slug != "_"+old.ID || moved.IsPublished || moved.Domain != name || !moved.UpdatedAt.Equal(stored(at(5))) ||
+		gallery.ValidSlug(moved.Slug) {
+		t.Fatalf("the former owner's gallery after the verification: %+v", moved)
+	}
+	if as, ok := s.(audit.Store); ok {
+		es, _, err := as.ListAudit(ctx, audit.Filter{WorkspaceID: former.ID, ResourceID: old.ID, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(es) != 1 || es[0].Action != "gallery.updated" || es[0].Actor != audit.System ||
+			string(es[0].Changes["slug"].Old) != `"me"` || string(es[0].Changes["isPublished"].New) != "false" {
+			t.Fatalf("the moved gallery's audit entries: %+v", es)
+		}
+	}
+	mine := NewGallery(owner.ID, name, "me")
+	mine.IsPublished = true
+	if err := s.CreateGallery(ctx, mine); err != nil {
+		t.Fatalf("the name's owner cannot take the slug: %v", err)
+	}
+	if g, err := s.ResolveGallery(ctx, name, "me"); err != nil || g.ID != mine.ID {
+		t.Fatalf("resolve after the verification: %+v %v, want the owner's", g, err)
+	}
+	// Whatever the former owner does with its gallery, it is not resolved there.
+	_, err = s.ResolveGallery(ctx, name, moved.Slug)
+	wantCode(t, err, fault.NotFound, "")
 }
 
 func mustDomainMessage(t testing.TB, workspaceID string, d *domain.Domain) webhook.Message {

@@ -125,9 +125,25 @@ func (s *Service) Publish(ctx context.Context, ws *workspace.Workspace, galleryI
 		action = "gallery.unpublished"
 	}
 	return s.edit(ctx, ws, galleryID, action, func(g *gallery.Gallery) error {
+		if published && !g.IsPublished {
+			// Its domain may have gone, or changed hands, since it was made.
+			if err := s.ownDomain(ctx, g); err != nil {
+				return err
+			}
+		}
 		g.IsPublished = published
 		return nil
 	})
+}
+
+// ownDomain fails with DOMAIN_NOT_VERIFIED on domain unless g's domain is
+// the default domain or a verified domain of g's workspace.
+func (s *Service) ownDomain(ctx context.Context, g *gallery.Gallery) error {
+	var fe fault.FieldErrors
+	if _, err := (shortdomain.Rules{Store: s.Store, Config: s.Config}).Resolve(ctx, g.WorkspaceID, g.Domain, &fe); err != nil {
+		return err
+	}
+	return fe.Err()
 }
 
 // edit reads the gallery, changes it with fn and stores it; when another
