@@ -193,7 +193,9 @@ type asideKind struct {
 
 var asideKinds = []asideKind{
 	{table: "links", resource: "link", flag: "is_archived", field: "isArchived", set: true, editor: true,
-		change: func(id, name, slug string) bus.LinkChange { return bus.LinkChange{LinkID: id, Domain: name, Slug: slug} }},
+		change: func(id, name, slug string) bus.LinkChange {
+			return bus.LinkChange{LinkID: id, Domain: name, Slug: slug}
+		}},
 	{table: "galleries", resource: "gallery", flag: "is_published", field: "isPublished", set: false,
 		change: func(_, name, slug string) bus.LinkChange {
 			return bus.LinkChange{Kind: bus.KindGallery, Domain: name, Slug: slug}
