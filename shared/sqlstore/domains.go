@@ -181,8 +181,8 @@ func (s *Store) takeBackSlugs(ctx context.Context, tx *sql.Tx, name, ws string, 
 
 // asideKind is what takeBackSlugs moves aside of one kind.
 type asideKind struct {
-	table    string // and the audit entry's resource type, singular
-	resource string
+	table    string // links or galleries
+	resource string // the audit entry's resource type: link or gallery
 	// flag is the column set to set (is_archived TRUE, is_published FALSE),
 	// field its name in the audit entry.
 	flag, field string
