@@ -160,11 +160,34 @@ func TestChwsS11TodaySealedLateClicks(t *testing.T) {
 		t.Errorf("a tail too long: %d days read from workspace_day_keys, want %d", got, 2*len(chwsQueries))
 	}
 
+	// Two clicks more than the seal's 60 are not sealed again: a recent day
+	// is, once its clicks grew by a quarter (resealDue), so that its
+	// superseded seals, which stay in the tables, are bounded.
+	if err := b.Seal(ctx, ws, r.From, r.To); err != nil {
+		t.Fatal(err)
+	}
+	if n := clickhouse.RecentSealed(b.Store); n != 1 {
+		t.Errorf("%d seals of today with 2 clicks more than the seal's 60, want 1", n)
+	}
+	more := chwsToday(ws, links, 13)
+	if err := b.WriteClicks(ctx, more[:12]); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Seal(ctx, ws, r.From, r.To); err != nil {
+		t.Fatal(err)
+	}
+	if n := clickhouse.RecentSealed(b.Store); n != 1 {
+		t.Errorf("%d seals of today with 14 clicks more than the seal's 60, want 1", n)
+	}
+	chwsAgree(t, b.Store, ws, links, r, "14 clicks since the seal")
+	if err := b.WriteClicks(ctx, more[12:]); err != nil {
+		t.Fatal(err)
+	}
 	if err := b.Seal(ctx, ws, r.From, r.To); err != nil {
 		t.Fatal(err)
 	}
 	if n := clickhouse.RecentSealed(b.Store); n != 2 {
-		t.Errorf("%d seals of today, want 2", n)
+		t.Errorf("%d seals of today with 15 clicks more than the seal's 60, want 2", n)
 	}
 	sealed, tail = clickhouse.SealedDaysRead(b.Store), clickhouse.TailDaysRead(b.Store)
 	chwsAgree(t, b.Store, ws, links, r, "sealed again")

@@ -133,7 +133,8 @@ func (s *Store) workspaceAnalytics(ctx context.Context, q stats.AnalyticsQuery, 
 			// Clicked since its seal: today's, or a finished day's late
 			// clicks (a finished day is sealed again whole).
 			tails = append(tails, sealedDay{day, seal.gen})
-			request = request || finished || s.now().Sub(time.Unix(0, int64(seal.gen))) >= recentSealEvery
+			request = request || finished ||
+				s.now().Sub(time.Unix(0, int64(seal.gen))) >= recentSealEvery && resealDue(seal.clicks, n)
 		}
 	}
 	s.sealedRead.Add(int64(len(sealed)))

@@ -14,7 +14,8 @@ import (
 
 // Today sealed too (migration 0006). A day not over for sealAfter (today,
 // mostly) is sealed link by link, asked by a query that finds it unsealed
-// or its seal recentSealEvery old with links clicked since:
+// or its seal recentSealEvery old with a quarter more clicks since
+// (resealDue):
 // Store.sealRecentDay computes each link's rows of the day (its link-day
 // from link_days, its keys from workspace_day_keys) and keeps only the
 // links whose clicks did not change while it ran (the same before and
@@ -36,6 +37,18 @@ import (
 // recentSealEvery is how old a recent day's seal is before a query that
 // reads a tail asks for it to be sealed again.
 const recentSealEvery = time.Minute
+
+// resealDue reports whether a recent day whose seal counts sealed of its
+// clicks, now clicks, is sealed again: once its clicks grew by a quarter
+// since (by one, from a seal of none). A seal's rows stay in the tables
+// after another supersedes it (ClickHouse 18.16 can delete rows only by
+// rewriting every part of a table), so the reseals of a day are bounded:
+// a day that ends with N clicks was sealed at most 1 + log(N)/log(1.25)
+// times (63 at a billion), whatever reads it, and its superseded seals
+// counted at most 4N clicks between them (the geometric series). Between
+// two seals a query reads the day from the seal and its tail, or whole
+// from workspace_day_keys beyond maxTailLinks: exact either way.
+func resealDue(sealed, now int64) bool { return now-sealed >= max(sealed/4, 1) }
 
 // maxTailLinks is the most links of a recent day read from
 // workspace_day_keys beside its seal; with more, the whole day is read
@@ -166,8 +179,9 @@ func (s *Store) changedLinks(ctx context.Context, ws string, seal sealedDay) (ma
 }
 
 // sealRecent seals the workspace's days of [from, to] that are not over for
-// sealAfter (and counted whole by workspace_day_keys) whose seal does not
-// count every click, link by link (see sealRecentDay).
+// sealAfter (and counted whole by workspace_day_keys), unsealed or clicked a
+// quarter more since their seal (resealDue), link by link (see
+// sealRecentDay).
 func (s *Store) sealRecent(ctx context.Context, ws string, from, to time.Time) error {
 	from = maxTime(from, s.keysSince)
 	if to.Before(from) {
@@ -181,7 +195,7 @@ func (s *Store) sealRecent(ctx context.Context, ws string, from, to time.Time) e
 	for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
 		day := d.Format(dayLayout)
 		n := clicks[day]
-		if seal, ok := seals[day]; n == 0 || ok && seal.clicks == n {
+		if seal, ok := seals[day]; n == 0 || ok && !resealDue(seal.clicks, n) {
 			continue
 		}
 		if links == nil {
