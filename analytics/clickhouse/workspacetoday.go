@@ -44,8 +44,9 @@ const recentSealEvery = time.Minute
 // after another supersedes it (ClickHouse 18.16 can delete rows only by
 // rewriting every part of a table), so the reseals of a day are bounded:
 // a day that ends with N clicks was sealed at most 1 + log(N)/log(1.25)
-// times (63 at a billion), whatever reads it, and its superseded seals
-// counted at most 4N clicks between them (the geometric series). Between
+// times (62 at a million, 93 at a billion), whatever reads it, and its
+// superseded seals counted at most 4N clicks between them (the geometric
+// series: each a fifth fewer than the next, at most). Between
 // two seals a query reads the day from the seal and its tail, or whole
 // from workspace_day_keys beyond maxTailLinks: exact either way.
 func resealDue(sealed, now int64) bool { return now-sealed >= max(sealed/4, 1) }
