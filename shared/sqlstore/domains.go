@@ -205,8 +205,10 @@ var asideKinds = []asideKind{
 // moveAside moves aside, within tx, the rows of kind k that other workspaces
 // than ws hold on name (takeBackSlugs).
 func (s *Store) moveAside(ctx context.Context, tx *sql.Tx, k asideKind, name, ws string, at time.Time) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id, workspace_id, slug, `+k.flag+` FROM `+k.table+`
-		WHERE domain = $1 AND workspace_id <> $2 ORDER BY id`, name, ws)
+	// Not those moved aside already (by an earlier owner's verification).
+	where := `WHERE domain = $1 AND workspace_id <> $2 AND NOT (slug = ('_' || id) AND ` + k.flag + ` = $3)`
+	rows, err := tx.QueryContext(ctx, `SELECT id, workspace_id, slug, `+k.flag+` FROM `+k.table+` `+where+` ORDER BY id`,
+		name, ws, k.set)
 	if err != nil {
 		return err
 	}
@@ -235,7 +237,7 @@ func (s *Store) moveAside(ctx context.Context, tx *sql.Tx, k asideKind, name, ws
 		set += `, editor_type = $5, editor_id = $6, editor_name = $7`
 		args = append(args, actorType(&sys), actorID(&sys), actorName(&sys))
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE `+k.table+` SET `+set+` WHERE domain = $1 AND workspace_id <> $2`, args...); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE `+k.table+` SET `+set+` `+where, args...); err != nil {
 		return err
 	}
 	entries := make([]audit.Entry, 0, len(ms))
@@ -268,8 +270,9 @@ func (s *Store) movedAsideEvents(ctx context.Context, tx *sql.Tx, name, ws strin
 	if view == nil || !webhook.AddMessages(ctx) {
 		return nil
 	}
+	// The links moveAside changed now: it wrote at as their updated_at.
 	rows, err := tx.QueryContext(ctx, `SELECT `+s.linkSelect()+` FROM links
-		WHERE domain = $1 AND workspace_id <> $2 ORDER BY id`, name, ws)
+		WHERE domain = $1 AND workspace_id <> $2 AND updated_at = $3 ORDER BY id`, name, ws, micros(at))
 	if err != nil {
 		return err
 	}

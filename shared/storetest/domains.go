@@ -394,9 +394,10 @@ func testMarkVerifiedMovedAsideEvents(t *testing.T, s Stores) {
 	l := MustCreateLink(t, s, NewLink(squatter.ID, name, "promo"), -1)
 	d := MustCreateDomain(t, s, owner.ID, name)
 	verified := mustDomainMessage(t, owner.ID, d)
-	vctx := webhook.WithLinkView(webhook.WithMessages(ctx, verified), func(l *link.Link) any {
+	view := func(l *link.Link) any {
 		return map[string]any{"id": l.ID, "workspaceId": l.WorkspaceID, "slug": l.Slug, "isArchived": l.IsArchived}
-	})
+	}
+	vctx := webhook.WithLinkView(webhook.WithMessages(ctx, verified), view)
 	if err := s.MarkVerified(vctx, d.ID, at(1)); err != nil {
 		t.Fatal(err)
 	}
@@ -417,6 +418,42 @@ func testMarkVerifiedMovedAsideEvents(t *testing.T, s Stores) {
 	}
 	if es := got[ownerHook.ID]; len(es) != 1 || !strings.HasPrefix(es[0], webhook.EventDomainVerified+" ") {
 		t.Fatalf("the owner's deliveries %q, want domain.verified only", es)
+	}
+
+	// The owner removes the name (its link there archived) and a third
+	// workspace verifies it: the owner's link is moved aside, with its
+	// event; the squatter's, aside already, is left as it is: no event, no
+	// audit entry.
+	mine := MustCreateLink(t, s, NewLink(owner.ID, name, "promo"), -1)
+	if _, err := s.DeleteDomain(ctx, owner.ID, d.ID, at(2)); err != nil {
+		t.Fatal(err)
+	}
+	third := MustCreateDomain(t, s, MustCreateWorkspace(t, s).ID, name)
+	if err := s.MarkVerified(webhook.WithLinkView(webhook.WithMessages(ctx), view), third.ID, at(3)); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err = hooks.ClaimDue(ctx, "moved", now.Add(time.Second), now.Add(time.Minute), 10_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = map[string][]string{}
+	for _, c := range claimed {
+		got[c.Webhook.ID] = append(got[c.Webhook.ID], c.Delivery.Event+" "+string(c.Delivery.Payload))
+	}
+	if len(got[hook.ID]) != 0 {
+		t.Fatalf("the squatter's link, moved aside already, sent again: %q", got[hook.ID])
+	}
+	if es := got[ownerHook.ID]; len(es) != 1 || !strings.Contains(es[0], `"slug":"_`+mine.ID+`"`) {
+		t.Fatalf("the former owner's deliveries %q, want its link moved aside", es)
+	}
+	if as, ok := s.(audit.Store); ok {
+		es, _, err := as.ListAudit(ctx, audit.Filter{WorkspaceID: squatter.ID, ResourceID: l.ID, Limit: 10})
+		if err != nil || len(es) != 1 {
+			t.Fatalf("the squatter's link's audit entries after a second verification: %+v %v, want the first move only", es, err)
+		}
+	}
+	if got := MustGetLink(t, s, squatter.ID, l.ID); got.Slug != "_"+l.ID || !got.IsArchived || !got.UpdatedAt.Equal(stored(at(1))) {
+		t.Fatalf("the squatter's link after a second verification: %+v", got)
 	}
 }
 

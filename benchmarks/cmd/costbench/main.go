@@ -17,6 +17,9 @@
 //     every click (count() of the clicks table), then until ClickHouse's
 //     merges are done: the consumer's, clickhouse-server's and the broker's
 //     CPU per click, PostgreSQL's per click (the consumer's counters);
+//   - seal: one GET /analytics of the workspace, which asks the control plane
+//     to seal the day (the workspace's answer per link, dimension and key),
+//     until the seal counts every human click: its tables are rollups too;
 //   - disk: bytes per click on disk in ClickHouse, compressed and not, of the
 //     raw clicks table and of every rollup (system.parts, system.columns);
 //   - changes: -changes PATCHes of a link's destination through the API

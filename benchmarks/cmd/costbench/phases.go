@@ -97,6 +97,7 @@ type results struct {
 	tables          []chTable
 	columns         []chColumn
 	linkDays        uint64
+	seal            sealRun
 	chVersion       string
 	missCacheBytes  int
 }
@@ -183,7 +184,7 @@ func (b *bench) run(command string) error {
 		fn   func(*results) error
 	}{
 		{"create", s.create}, {"warm", s.warm}, {"head", s.headRun}, {"clicks", s.clickRun},
-		{"pipeline", s.pipelineRun}, {"disk", s.disk}, {"changes", s.changeRun}, {"miss", s.missRun},
+		{"pipeline", s.pipelineRun}, {"seal", s.sealRun}, {"disk", s.disk}, {"changes", s.changeRun}, {"miss", s.missRun},
 	}
 	for _, st := range steps {
 		progress("phase %s", st.name)
@@ -558,6 +559,43 @@ func (s *session) pipelineRun(r *results) error {
 	}
 	r.pipe.pg, err = pr.end(ctx)
 	return err
+}
+
+// sealRun is the workspace analytics' seal of the run's day (the whole
+// workspace's answer, per link, dimension and key: workspace_shares, its
+// copy workspace_link_shares and workspace_share_sums), which a query of
+// the workspace's analytics asks for and the control plane writes in the
+// background; its tables are among the rollups on disk.
+type sealRun struct {
+	took   time.Duration // from the query to the seal counting every click
+	clicks int64         // the human clicks it counts
+}
+
+// sealRun asks the workspace's analytics once (GET /analytics) and waits for
+// the seal it asks for to count every human click of the day.
+func (s *session) sealRun(r *results) error {
+	ctx := context.Background()
+	start := time.Now()
+	if _, _, err := s.c.Analytics(ctx, "country"); err != nil {
+		return err
+	}
+	db := "`" + s.chDB + "`"
+	for deadline := start.Add(s.b.o.pipelineTimeout); ; {
+		var human, sealed int64
+		err := s.ch.QueryRow(ctx, `SELECT (SELECT toInt64(sum(clicks)) FROM `+db+`.workspace_days),
+			(SELECT toInt64(sum(c)) FROM (SELECT argMax(clicks, gen) AS c FROM `+db+`.workspace_day_seals GROUP BY workspace_id, day))`).Scan(&human, &sealed)
+		if err != nil {
+			return fmt.Errorf("the seal's clicks: %w", err)
+		}
+		if human > 0 && sealed == human {
+			r.seal = sealRun{took: time.Since(start), clicks: sealed}
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the seal counts %d of %d human clicks after -pipeline-timeout %s", sealed, human, s.b.o.pipelineTimeout)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // disk reads what ClickHouse keeps on disk.

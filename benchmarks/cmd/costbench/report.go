@@ -92,6 +92,9 @@ func (b *bench) report(command string, m report.Machine, loadStart string, r *re
 		fmt.Sprintf("%s B ÷ %s; compressed columns %s, uncompressed %s; %s link-days (%s clicks a link-day)", report.Int(int64(rollups.OnDisk)), report.Int(r.pipe.clicks),
 			bytesText(perClick(rollups.Compressed, r.pipe.clicks)), bytesText(perClick(rollups.Uncompressed, r.pipe.clicks)),
 			report.Int(int64(r.linkDays)), ratio(r.pipe.clicks, int64(r.linkDays))))
+	t.Add("the day's workspace analytics seal (asked by GET /analytics, written by the control plane)", report.Dur(r.seal.took),
+		fmt.Sprintf("from the query until the seal counted all %s human clicks; its tables (workspace_shares, workspace_link_shares, workspace_share_sums, workspace_day_seals) are among the rollups",
+			report.Int(r.seal.clicks)))
 	for _, x := range []struct {
 		what string
 		a    apiRun
