@@ -110,10 +110,10 @@ func (s *Store) GetGallery(ctx context.Context, workspaceID, id string) (*galler
 	return s.oneGallery(ctx, `WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
 }
 
-// ResolveGallery implements gallery.Store.
-// As a link (ResolveLink), a gallery on a custom domain resolves only while
-// its own workspace has the name verified: a former owner's page never shows
-// on a name that changed hands.
+// ResolveGallery implements gallery.Store. As a link (ResolveLink), a
+// gallery on a custom domain resolves only while its own workspace has the
+// name verified: a former owner's page never shows on a name that changed
+// hands.
 func (s *Store) ResolveGallery(ctx context.Context, domain, slug string) (*gallery.Gallery, error) {
 	return s.oneGallery(ctx, `WHERE domain = $1 AND slug = $2
 		AND (NOT EXISTS (SELECT 1 FROM domains d WHERE d.name = $1)
