@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	"github.com/miekg/dns"
 
 	"shortlink.dev/api"
@@ -365,6 +366,19 @@ func TestDomains(t *testing.T) {
 		}
 		r = tg.API(t, w.Key, "POST", "/galleries/"+g.ID+"/publish", obj{"isPublished": true})
 		r.wantError(t, http.StatusBadRequest, "DOMAIN_NOT_VERIFIED").wantField(t, r, "domain")
+		// The dashboard's Publish says so on the gallery's page, in Chromium.
+		dt := openDashboard(t, findChromium(t), tg)
+		dt.signIn(w.Key)
+		dt.open("/galleries/" + g.ID)
+		dt.do("publish the moved-aside gallery", chromedp.Click(chromedp.CSS("#publish")))
+		dt.await("the refusal", `document.readyState === 'complete' && !!document.getElementById('problem')`)
+		if problem := dt.text("#problem"); !strings.Contains(problem, "no longer a verified domain of this workspace") {
+			t.Errorf("the dashboard's refusal to publish says %q, want it to say the domain is not verified", problem)
+		}
+		dt.screenshot("gallery-publish-domain-taken")
+		if got := tg.getGallery(t, w.Key, g.ID); got.IsPublished {
+			t.Fatal("the dashboard published the moved-aside gallery")
+		}
 		r = tg.API(t, w.Key, "PATCH", "/links/"+custom.ID, obj{"isArchived": false})
 		r.wantError(t, http.StatusBadRequest, "DOMAIN_NOT_VERIFIED").wantField(t, r, "domain")
 		wantPage(t, tg.Edge(t, "GET", "bio/"+g.Slug, host, nil), http.StatusNotFound)

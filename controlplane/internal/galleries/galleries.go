@@ -137,13 +137,18 @@ func (s *Service) Publish(ctx context.Context, ws *workspace.Workspace, galleryI
 }
 
 // ownDomain fails with DOMAIN_NOT_VERIFIED on domain unless g's domain is
-// the default domain or a verified domain of g's workspace.
+// the default domain or a verified domain of g's workspace, saying why a
+// gallery made there can no longer be published.
 func (s *Service) ownDomain(ctx context.Context, g *gallery.Gallery) error {
 	var fe fault.FieldErrors
 	if _, err := (shortdomain.Rules{Store: s.Store, Config: s.Config}).Resolve(ctx, g.WorkspaceID, g.Domain, &fe); err != nil {
 		return err
 	}
-	return fe.Err()
+	if fe.Err() != nil {
+		return fault.Field(fault.DomainNotVerified, "domain", fmt.Sprintf(
+			"%s is no longer a verified domain of this workspace (it was removed, or another workspace verified it): the gallery cannot be published there", g.Domain))
+	}
+	return nil
 }
 
 // edit reads the gallery, changes it with fn and stores it; when another
